@@ -1,0 +1,207 @@
+"""IntTuple helpers: nested tuples of non-negative ints.
+
+An IntTuple is either an ``int`` (a leaf) or a non-empty ``tuple`` of
+IntTuples. These functions work on already-validated values; validation of
+user input lives in :func:`normalize_modes`.
+
+Coordinates are decomposed colexicographically: the first mode varies
+fastest, at every depth (CuTe's LayoutLeft convention).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+__all__ = [
+    "normalize_modes",
+    "is_int",
+    "is_tuple",
+    "leaves",
+    "depth",
+    "product",
+    "congruent",
+    "unflatten",
+    "idx2crd",
+    "crd2idx",
+    "format_modes",
+]
+
+
+# ----- validation -------------------------------------------------------------
+
+
+def _as_leaf(value: Any, kind: str, where: tuple[int, ...]) -> int:
+    """Return ``value`` as a plain int >= 0, or raise naming the bad value."""
+    pos = f" at position {where}" if where else ""
+    # bool is an int subclass, and numpy bools may implement __index__: reject
+    # both explicitly so True never silently becomes an extent of 1.
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        raise TypeError(f"{kind}: got bool {value!r}{pos}; expected an int >= 0")
+    if type(value) is int:
+        result = value
+    else:
+        try:
+            result = operator.index(value)  # numpy integer scalars, 0-d arrays
+        except TypeError:
+            raise TypeError(
+                f"{kind}: got {type(value).__name__} {value!r}{pos}; "
+                "expected an int >= 0 or a nested list/tuple of them"
+            ) from None
+    if result < 0:
+        raise ValueError(f"{kind}: got {result}{pos}; expected an int >= 0")
+    return result
+
+
+def _normalize(value: Any, kind: str, where: tuple[int, ...]) -> int | tuple:
+    if type(value) is int and value >= 0:
+        return value  # the common case, kept free of the checks below
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError(
+                f"{kind}: got empty tuple at position {where}; "
+                "expected an int >= 0 or a non-empty nested tuple"
+            )
+        return tuple(_normalize(v, kind, where + (i,)) for i, v in enumerate(value))
+    return _as_leaf(value, kind, where)
+
+
+def normalize_modes(value: Any, kind: str) -> tuple:
+    """Validate user input and return the top-level tuple of modes.
+
+    ``value`` is an int or a (nested) list/tuple of ints. An int becomes a
+    one-mode tuple. ``kind`` ("Shape" or "Stride") names the caller in
+    error messages. Raises ``TypeError`` for wrong types (bool, float, str,
+    ...) and ``ValueError`` for negative values or empty tuples.
+    """
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError(f"{kind}: got empty {type(value).__name__} {value!r}; expected at least one mode")
+        return tuple(_normalize(v, kind, (i,)) for i, v in enumerate(value))
+    if type(value) is int and value >= 0:
+        return (value,)
+    return (_as_leaf(value, kind, ()),)
+
+
+# ----- structure ---------------------------------------------------------------
+
+
+def is_int(x: Any) -> bool:
+    """True for an IntTuple leaf."""
+    return type(x) is int
+
+
+def is_tuple(x: Any) -> bool:
+    """True for a non-leaf IntTuple."""
+    return type(x) is tuple
+
+
+def leaves(t: int | tuple) -> tuple[int, ...]:
+    """The ints of ``t`` in depth-first order (``(2, (4, 3))`` -> ``(2, 4, 3)``)."""
+    if type(t) is int:
+        return (t,)
+    # Iterative so that pathological nesting cannot hit the recursion limit.
+    out: list[int] = []
+    stack = [iter(t)]
+    while stack:
+        for item in stack[-1]:
+            if type(item) is int:
+                out.append(item)
+            else:
+                stack.append(iter(item))
+                break
+        else:
+            stack.pop()
+    return tuple(out)
+
+
+def depth(t: int | tuple) -> int:
+    """CuTe depth: 0 for an int, 1 + max depth of the children for a tuple."""
+    if type(t) is int:
+        return 0
+    return 1 + max(depth(x) for x in t)
+
+
+def product(t: int | tuple) -> int:
+    """Product of all leaves of ``t`` (the size of a shape)."""
+    if type(t) is int:
+        return t
+    result = 1
+    for x in leaves(t):
+        result *= x
+    return result
+
+
+def congruent(a: int | tuple, b: int | tuple) -> bool:
+    """True when ``a`` and ``b`` have the same nesting profile."""
+    if type(a) is int or type(b) is int:
+        return type(a) is int and type(b) is int
+    return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+
+
+def unflatten(flat, profile: int | tuple) -> int | tuple:
+    """Rebuild the nesting of ``profile`` from an iterator ``flat`` of leaves."""
+    if type(profile) is int:
+        return next(flat)
+    return tuple(unflatten(flat, p) for p in profile)
+
+
+# ----- coordinates -------------------------------------------------------------
+
+
+def idx2crd(idx: int, shape: int | tuple) -> int | tuple:
+    """Decompose a linear index into a coordinate congruent with ``shape``.
+
+    Colexicographic (first mode fastest). The last mode absorbs whatever is
+    left, as in CuTe, so an out-of-range index is not detected here.
+    """
+    if type(shape) is int:  # int shape: the index is the coordinate
+        return idx
+    # tuple shape: peel off each mode, the last one takes the remainder
+    out = []
+    last = len(shape) - 1
+    for i, s in enumerate(shape):
+        if i == last:
+            out.append(idx2crd(idx, s))
+        else:
+            n = product(s)
+            out.append(idx2crd(idx % n, s))
+            idx //= n
+    return tuple(out)
+
+
+def crd2idx(crd: int | tuple, shape: int | tuple, stride: int | tuple) -> int:
+    """Inner product of a coordinate with ``stride`` (the layout function).
+
+    ``crd`` is congruent with ``shape``, or an int anywhere a tuple mode is
+    expected (then decomposed colexicographically inside that mode).
+    """
+    if type(crd) is tuple:
+        if type(shape) is not tuple or len(crd) != len(shape):
+            raise TypeError(f"coordinate {crd!r} is not congruent with shape {shape!r}")
+        # tuple tuple: sum over modes
+        return sum(crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride))
+    if type(shape) is int:
+        # int int: one leaf
+        return crd * stride
+    # int tuple: decompose the int colexicographically inside the mode
+    result = 0
+    last = len(shape) - 1
+    for i, (s, d) in enumerate(zip(shape, stride)):
+        if i == last:
+            result += crd2idx(crd, s, d)
+        else:
+            n = product(s)
+            result += crd2idx(crd % n, s, d)
+            crd //= n
+    return result
+
+
+# ----- formatting --------------------------------------------------------------
+
+
+def format_modes(t: int | tuple) -> str:
+    """CuTe notation without spaces: ``(2,(4,3))``."""
+    if type(t) is int:
+        return str(t)
+    return "(" + ",".join(format_modes(x) for x in t) + ")"

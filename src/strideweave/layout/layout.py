@@ -1,0 +1,552 @@
+"""Shape, Stride and Layout: immutable, hashable, CuTe-style layouts.
+
+A ``Layout`` maps a logical coordinate to an offset in flat storage. The top
+level of every shape and stride is a tuple of modes; a mode is an int (a leaf)
+or a nested tuple. Coordinates are decomposed colexicographically (first mode
+fastest, at every depth).
+
+Construction validates once; ``Layout._trusted`` skips validation for the
+hot path. Derived facts (leaves, size, cosize, aliasing, hash) are computed
+lazily on first use and cached on the instance, so building a layout per op
+call costs two attribute writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any, Iterator
+
+from .aliasing import classify
+from .int_tuple import (
+    congruent,
+    crd2idx,
+    depth,
+    format_modes,
+    leaves,
+    normalize_modes,
+    product,
+    unflatten,
+)
+
+__all__ = ["Shape", "Stride", "Layout"]
+
+_set = object.__setattr__
+
+
+# ----- Shape and Stride ----------------------------------------------------------
+
+
+class _Modes:
+    """Common base of Shape and Stride: an immutable top-level tuple of modes."""
+
+    __slots__ = ("_modes", "_hash")
+    _kind = "IntTuple"
+
+    def __init__(self, modes: Any) -> None:
+        if type(modes) is type(self):
+            modes = modes._modes  # copy: already validated
+        elif isinstance(modes, _Modes):
+            # A Stride passed where a Shape is expected is almost always
+            # swapped arguments; refuse rather than reinterpret.
+            raise TypeError(
+                f"{self._kind}: got {type(modes).__name__} {modes}; "
+                f"expected a {self._kind}, an int or a nested list/tuple of ints"
+            )
+        else:
+            modes = normalize_modes(modes, self._kind)
+        _set(self, "_modes", modes)
+
+    @classmethod
+    def _trusted(cls, modes: tuple):
+        """Wrap an already-validated top-level tuple without checking it."""
+        self = object.__new__(cls)
+        _set(self, "_modes", modes)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __reduce__(self):
+        return (type(self), (self._modes,))
+
+    @property
+    def modes(self) -> tuple:
+        """The top-level tuple of modes (ints and nested tuples)."""
+        return self._modes
+
+    @property
+    def rank(self) -> int:
+        """Number of top-level modes."""
+        return len(self._modes)
+
+    @property
+    def depth(self) -> int:
+        """CuTe depth of the modes tuple: 1 when all modes are ints."""
+        return depth(self._modes)
+
+    @property
+    def leaves(self) -> tuple[int, ...]:
+        """All ints in depth-first order."""
+        return leaves(self._modes)
+
+    def __len__(self) -> int:
+        return len(self._modes)
+
+    def __iter__(self) -> Iterator[int | tuple]:
+        return iter(self._modes)
+
+    def __getitem__(self, i: int) -> int | tuple:
+        return self._modes[i]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._modes == other._modes
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self._kind, self._modes))
+            _set(self, "_hash", h)
+            return h
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._modes!r})"
+
+    def __str__(self) -> str:
+        return format_modes(self._modes)
+
+
+class Shape(_Modes):
+    """Extents of a layout: ``Shape(4)``, ``Shape([2, [4, 3]])``.
+
+    The top level is always a tuple of modes, so ``Shape(4) == Shape([4])``.
+    Extents are ints >= 0.
+    """
+
+    __slots__ = ()
+    _kind = "Shape"
+
+    @property
+    def size(self) -> int:
+        """Product of all extents."""
+        return product(self._modes)
+
+
+class Stride(_Modes):
+    """Strides of a layout, congruent with its Shape. Strides are ints >= 0."""
+
+    __slots__ = ()
+    _kind = "Stride"
+
+
+# ----- Layout ----------------------------------------------------------------------
+
+
+def _rebuild_layout(shape_modes: tuple, stride_modes: tuple) -> "Layout":
+    return Layout._trusted(shape_modes, stride_modes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(shape_modes: tuple) -> "Layout":
+    # Running product over the leaves, depth first, extent-1 leaves included.
+    strides = []
+    running = 1
+    for s in leaves(shape_modes):
+        strides.append(running)
+        running *= s
+    stride_modes = unflatten(iter(strides), shape_modes)
+    result = Layout._trusted(shape_modes, stride_modes)
+    _set(result, "_aliasing", "injective")
+    _set(result, "_is_canonical", True)
+    return result
+
+
+class Layout:
+    """A map from coordinates to offsets: ``Layout(shape, stride=None)``.
+
+    ``shape`` and ``stride`` are Shape/Stride objects or raw modes (an int
+    or a nested list/tuple of ints) and must be congruent. ``stride=None``
+    gives the canonical (compact, first-mode-fastest) layout.
+    """
+
+    __slots__ = (
+        "_shape_modes",
+        "_stride_modes",
+        # lazily derived, see _derive()
+        "_leaf_shape",
+        "_leaf_stride",
+        "_size",
+        "_cosize",
+        "_mode_sizes",
+        "_mode_leaf_counts",
+        "_aliasing",
+        "_rev_leaf_shape",
+        "_is_canonical",
+        "_hash",
+        "_shape",
+        "_stride",
+    )
+
+    def __init__(self, shape: Any, stride: Any = None) -> None:
+        if type(shape) is Shape:
+            shape_modes = shape._modes
+        elif isinstance(shape, _Modes):
+            raise TypeError(f"Layout: shape must be a Shape or raw modes, got {type(shape).__name__} {shape}")
+        else:
+            shape_modes = normalize_modes(shape, "Shape")
+        if stride is None:
+            stride_modes = _canonical(shape_modes)._stride_modes
+        else:
+            if type(stride) is Stride:
+                stride_modes = stride._modes
+            elif isinstance(stride, _Modes):
+                raise TypeError(
+                    f"Layout: stride must be a Stride or raw modes, got {type(stride).__name__} {stride}"
+                )
+            else:
+                stride_modes = normalize_modes(stride, "Stride")
+            if not congruent(shape_modes, stride_modes):
+                raise ValueError(
+                    f"Layout: shape {format_modes(shape_modes)} and stride "
+                    f"{format_modes(stride_modes)} are not congruent; expected the same nesting"
+                )
+        _set(self, "_shape_modes", shape_modes)
+        _set(self, "_stride_modes", stride_modes)
+
+    @classmethod
+    def _trusted(cls, shape_modes: tuple, stride_modes: tuple) -> "Layout":
+        """Build from validated, congruent top-level tuples (hot path, no checks)."""
+        self = object.__new__(cls)
+        _set(self, "_shape_modes", shape_modes)
+        _set(self, "_stride_modes", stride_modes)
+        return self
+
+    @classmethod
+    def canonical(cls, shape: Any) -> "Layout":
+        """The compact, first-mode-fastest layout of ``shape`` (cached).
+
+        Each leaf's stride is the product of the extents of all leaves before
+        it, depth first: ``canonical((2, (4, 3)))`` is ``(2,(4,3)):(1,(2,8))``.
+        """
+        if type(shape) is Shape:
+            modes = shape._modes
+        elif isinstance(shape, _Modes):
+            raise TypeError(f"Layout.canonical: expected a Shape or raw modes, got {type(shape).__name__} {shape}")
+        else:
+            modes = normalize_modes(shape, "Shape")
+        return _canonical(modes)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Layout is immutable")
+
+    def __reduce__(self):
+        return (_rebuild_layout, (self._shape_modes, self._stride_modes))
+
+    # ----- derived facts (lazy, cached) -----
+
+    def _derive(self) -> None:
+        """Compute leaves, size, cosize and per-mode facts in one pass."""
+        leaf_shape: list[int] = []
+        leaf_stride: list[int] = []
+        mode_sizes = []
+        mode_leaf_counts = []
+        for s, d in zip(self._shape_modes, self._stride_modes):
+            if type(s) is int:
+                leaf_shape.append(s)
+                leaf_stride.append(d)
+                mode_sizes.append(s)
+                mode_leaf_counts.append(1)
+            else:
+                ls = leaves(s)
+                leaf_shape.extend(ls)
+                leaf_stride.extend(leaves(d))
+                n = 1
+                for x in ls:
+                    n *= x
+                mode_sizes.append(n)
+                mode_leaf_counts.append(len(ls))
+        size = 1
+        for x in mode_sizes:
+            size *= x
+        if size == 0:
+            cosize = 0
+        else:
+            cosize = 1
+            for s, d in zip(leaf_shape, leaf_stride):
+                cosize += (s - 1) * d
+        _set(self, "_leaf_shape", tuple(leaf_shape))
+        _set(self, "_leaf_stride", tuple(leaf_stride))
+        _set(self, "_mode_sizes", tuple(mode_sizes))
+        _set(self, "_mode_leaf_counts", tuple(mode_leaf_counts))
+        _set(self, "_size", size)
+        _set(self, "_cosize", cosize)
+
+    @property
+    def shape(self) -> Shape:
+        """The Shape (extents)."""
+        try:
+            return self._shape
+        except AttributeError:
+            s = Shape._trusted(self._shape_modes)
+            _set(self, "_shape", s)
+            return s
+
+    @property
+    def stride(self) -> Stride:
+        """The Stride, congruent with ``shape``."""
+        try:
+            return self._stride
+        except AttributeError:
+            s = Stride._trusted(self._stride_modes)
+            _set(self, "_stride", s)
+            return s
+
+    @property
+    def rank(self) -> int:
+        """Number of top-level modes."""
+        return len(self._shape_modes)
+
+    @property
+    def depth(self) -> int:
+        """CuTe depth of the shape's modes tuple: 1 when every mode is an int."""
+        return depth(self._shape_modes)
+
+    @property
+    def size(self) -> int:
+        """Number of coordinates: the product of all extents."""
+        try:
+            return self._size
+        except AttributeError:
+            self._derive()
+            return self._size
+
+    @property
+    def cosize(self) -> int:
+        """Largest offset + 1 (0 when the layout is empty)."""
+        try:
+            return self._cosize
+        except AttributeError:
+            self._derive()
+            return self._cosize
+
+    @property
+    def leaf_shape(self) -> tuple[int, ...]:
+        """Extents of all leaves, depth first."""
+        try:
+            return self._leaf_shape
+        except AttributeError:
+            self._derive()
+            return self._leaf_shape
+
+    @property
+    def leaf_stride(self) -> tuple[int, ...]:
+        """Strides of all leaves, depth first."""
+        try:
+            return self._leaf_stride
+        except AttributeError:
+            self._derive()
+            return self._leaf_stride
+
+    @property
+    def mode_sizes(self) -> tuple[int, ...]:
+        """Size of each top-level mode."""
+        try:
+            return self._mode_sizes
+        except AttributeError:
+            self._derive()
+            return self._mode_sizes
+
+    @property
+    def mode_leaf_counts(self) -> tuple[int, ...]:
+        """Number of leaves in each top-level mode."""
+        try:
+            return self._mode_leaf_counts
+        except AttributeError:
+            self._derive()
+            return self._mode_leaf_counts
+
+    def aliasing(self) -> str:
+        """``"injective"``, ``"broadcast"`` or ``"overlapping"``.
+
+        Injective: no two coordinates share an offset. Broadcast: not
+        injective, but dropping every stride-0 leaf makes it injective (all
+        collisions come from stride-0 modes). Overlapping: anything else.
+        Exact for every layout.
+        """
+        try:
+            return self._aliasing
+        except AttributeError:
+            result = classify(self.leaf_shape, self.leaf_stride)
+            _set(self, "_aliasing", result)
+            return result
+
+    def is_injective(self) -> bool:
+        """True when distinct coordinates map to distinct offsets."""
+        return self.aliasing() == "injective"
+
+    def is_compact(self) -> bool:
+        """True when the layout is a bijection onto ``[0, size)``."""
+        return self.aliasing() == "injective" and self.cosize == self.size
+
+    def is_canonical(self) -> bool:
+        """True when this is exactly ``Layout.canonical(self.shape)``."""
+        try:
+            return self._is_canonical
+        except AttributeError:
+            result = self._stride_modes == _canonical(self._shape_modes)._stride_modes
+            _set(self, "_is_canonical", result)
+            return result
+
+    @property
+    def rev_leaf_shape(self) -> tuple[int, ...]:
+        """Leaf extents in reverse order: the shape of canonical storage read in C order."""
+        try:
+            return self._rev_leaf_shape
+        except AttributeError:
+            result = self.leaf_shape[::-1]
+            _set(self, "_rev_leaf_shape", result)
+            return result
+
+    # ----- evaluation -----
+
+    def __call__(self, *coords: Any) -> int:
+        """Offset of a coordinate.
+
+        ``layout(i)`` takes a linear index in ``[0, size)``, decomposed
+        colexicographically. ``layout(c0, c1, ...)`` (or ``layout((c0, c1,
+        ...))``) takes one int or congruent tuple per top-level mode; an int
+        for a nested mode is decomposed inside it. Out-of-range values raise
+        ``IndexError``; wrong arity or types raise ``TypeError``.
+        """
+        rank = len(self._shape_modes)
+        if len(coords) == 1:
+            c = coords[0]
+            if isinstance(c, (tuple, list)) and rank > 1:
+                coords = tuple(c)
+            elif not isinstance(c, (tuple, list)):
+                return self._linear(c)
+        if len(coords) != rank:
+            raise TypeError(
+                f"Layout{self}: got {len(coords)} coordinates {coords!r}; "
+                f"expected a linear index or {rank} (one per top-level mode)"
+            )
+        offset = 0
+        for m, (c, s, d) in enumerate(zip(coords, self._shape_modes, self._stride_modes)):
+            offset += _mode_offset(c, s, d, (m,))
+        return offset
+
+    def _linear(self, i: Any) -> int:
+        i = _coord_int(i, ())
+        if not 0 <= i < self.size:
+            raise IndexError(f"Layout {self}: index {i} out of range; expected 0 <= index < {self.size}")
+        offset = 0
+        for s, d in zip(self._leaf_shape, self._leaf_stride):
+            offset += (i % s) * d
+            i //= s
+        return offset
+
+    def __getitem__(self, i: Any) -> "Layout":
+        """Sub-layout of top-level mode ``i`` (a nested mode becomes top level)."""
+        try:
+            s = self._shape_modes[i]
+            d = self._stride_modes[i]
+        except IndexError:
+            raise IndexError(f"Layout {self}: mode {i} out of range for rank {self.rank}") from None
+        if type(i) is slice:
+            if not s:
+                raise IndexError(f"Layout {self}: slice {i} selects no modes")
+            return Layout._trusted(s, d)
+        if type(s) is int:
+            return Layout._trusted((s,), (d,))
+        return Layout._trusted(s, d)
+
+    def __iter__(self) -> Iterator["Layout"]:
+        return (self[i] for i in range(len(self._shape_modes)))
+
+    # ----- algebra (CuTe semantics; see algebra.py) -----
+
+    def flatten(self) -> "Layout":
+        """Same function, every leaf a top-level mode."""
+        return _algebra.flatten(self)
+
+    def coalesce(self) -> "Layout":
+        """Same function on ``[0, size)`` with the fewest modes."""
+        return _algebra.coalesce(self)
+
+    def composition(self, other: Any) -> "Layout":
+        """``R`` with ``R(c) == self(other(c))`` (see ``algebra.composition``)."""
+        return _algebra.composition(self, other)
+
+    def complement(self, cosize: int | None = None) -> "Layout":
+        """Layout covering the offsets missing from ``self`` up to ``cosize``."""
+        return _algebra.complement(self, cosize)
+
+    def logical_divide(self, tiler: Any) -> "Layout":
+        """Split ``self`` into (tile, rest) modes by ``tiler``."""
+        return _algebra.logical_divide(self, tiler)
+
+    # ----- value semantics -----
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Layout:
+            return NotImplemented
+        return self._shape_modes == other._shape_modes and self._stride_modes == other._stride_modes
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash(("Layout", self._shape_modes, self._stride_modes))
+            _set(self, "_hash", h)
+            return h
+
+    def __str__(self) -> str:
+        return format_modes(self._shape_modes) + ":" + format_modes(self._stride_modes)
+
+    def __repr__(self) -> str:
+        return f"Layout(Shape({self._shape_modes!r}), Stride({self._stride_modes!r}))"
+
+
+# ----- coordinate helpers ----------------------------------------------------------
+
+
+def _coord_int(c: Any, where: tuple[int, ...]) -> int:
+    if type(c) is int:
+        return c
+    if isinstance(c, bool) or getattr(getattr(c, "dtype", None), "kind", "") == "b":
+        raise TypeError(f"coordinate {c!r} at mode {where} is a bool; expected an int")
+    try:
+        return operator.index(c)
+    except TypeError:
+        raise TypeError(
+            f"coordinate {c!r} at mode {where} has type {type(c).__name__}; expected an int or a tuple"
+        ) from None
+
+
+def _mode_offset(c: Any, s: int | tuple, d: int | tuple, where: tuple[int, ...]) -> int:
+    """Offset of coordinate ``c`` within one mode, with range and type checks."""
+    if isinstance(c, (tuple, list)):
+        # tuple coordinate: must match a tuple mode of the same length
+        if type(s) is int or len(c) != len(s):
+            raise TypeError(f"coordinate {c!r} at mode {where} is not congruent with shape {format_modes(s)}")
+        return sum(_mode_offset(ci, si, di, where + (k,)) for k, (ci, si, di) in enumerate(zip(c, s, d)))
+    # int coordinate: range-check against the mode's size, then decompose
+    c = _coord_int(c, where)
+    n = s if type(s) is int else product(s)
+    if not 0 <= c < n:
+        raise IndexError(f"coordinate {c} at mode {where} out of range; expected 0 <= c < {n}")
+    return crd2idx(c, s, d)
+
+
+from . import algebra as _algebra  # noqa: E402  (algebra imports Layout from here)
