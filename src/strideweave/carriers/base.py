@@ -1,0 +1,530 @@
+"""The Carrier abstract base and the generic Array API implementation.
+
+A carrier is a flat, 1-D, typed buffer from one Array API namespace on one
+device, plus a ``version`` counter bumped by every successful public mutation
+(``scatter*``, ``replace``, ``bump_version``) and by nothing else.
+
+Tensors read and write carriers through layouts.  Internally everything is a
+*rev array*: the layout's leaf modes in reverse order, so canonical storage is
+exactly ``reshape(buf[offset:offset + size], reversed(leaf_shape))``.  The
+public ``gather`` / ``scatter`` / ``scatter_add`` take and return natural leaf
+order and permute.
+
+This module holds the one implementation written over ``xp`` (the carrier's
+namespace) that every backend falls back on:
+
+* gather: canonical -> reshape; otherwise a reshape + slice + permute +
+  broadcast recipe (:func:`._indexing.view_plan`) when the strides allow it;
+  otherwise ``take`` with an index array computed by numpy and cached on the
+  carrier;
+* scatter / scatter_add: the Array API has no scatter and no setitem with
+  index arrays, so writes rebuild the touched window with ``take`` + ``where``
+  (+ ``sum`` over duplicate slots for scatter_add) and store it with a slice
+  setitem, or swap the buffer when the namespace is immutable.
+
+Backends override the ``_gather_rev`` / ``_set_rev`` / ``_add_rev`` hooks with
+their fast paths (numpy and torch ``as_strided``, JAX ``.at[]``).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..dtypes import SIMPLE_DTYPES, SimpleDType, _scalar_fits
+from . import _indexing
+
+__all__ = ["Carrier"]
+
+_CACHE_LIMIT = 16  # native index arrays kept per carrier
+_SCALARS = (bool, int, float)
+
+
+def _checked_offset(carrier, layout, offset):
+    """Slow path of the bounds check: normalise ``offset`` or raise naming both sides."""
+    if isinstance(offset, bool):
+        raise TypeError(f"offset must be an int, got {offset!r}")
+    try:
+        offset = operator.index(offset)
+    except TypeError:
+        raise TypeError(f"offset must be an int, got {offset!r} ({type(offset).__name__})") from None
+    if offset < 0:
+        raise ValueError(f"offset must be >= 0, got {offset}")
+    if offset + layout.cosize <= carrier._size:
+        return offset
+    raise ValueError(
+        f"layout {layout} (cosize {layout.cosize}) at offset {offset} needs "
+        f"{offset + layout.cosize} elements, but the {type(carrier).__name__} holds "
+        f"only {carrier._size}"
+    )
+
+
+class Carrier:
+    """Abstract flat 1-D storage buffer.  Build with ``allocate`` / ``from_array``.
+
+    Attributes (read-only): ``array`` (the native 1-D buffer), ``namespace``
+    (Array API namespace), ``device``, ``dtype`` (:class:`SimpleDType`),
+    ``size``, ``version``.  Gathered arrays may be views of the buffer: treat
+    them as read-only (numpy views of non-canonical layouts are marked so).
+    """
+
+    __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size",
+                 "_version", "_cache", "__weakref__")
+
+    #: name used in error messages and by ``resolve``; set by subclasses
+    backend = "abstract"
+
+    # ----- construction ---------------------------------------------------
+
+    def __init__(self, array1d):
+        """Wrap a 1-D native array without copying (same as ``from_array``)."""
+        cls = type(self)
+        if cls is Carrier:
+            raise TypeError("Carrier is abstract; use NumpyCarrier, TorchCarrier, JaxCarrier or ArrayAPICarrier")
+        xp = cls._namespace_of(array1d)  # TypeError for foreign objects
+        if getattr(array1d, "ndim", None) != 1:
+            raise TypeError(
+                f"{cls.__name__}.from_array expects a 1-D array, got shape "
+                f"{tuple(getattr(array1d, 'shape', ()))}"
+            )
+        dtype = cls._sw_dtype_in(xp, array1d.dtype)
+        self._init(cls._prepare_buffer(array1d), xp, cls._device_of(array1d), dtype)
+
+    def _init(self, array, xp, device, dtype):
+        self._array = array
+        self._xp = xp
+        self._device = device
+        self._dtype = dtype
+        self._native = self._native_dtype_in(xp, dtype)
+        self._size = int(array.shape[0])
+        self._version = 0
+        self._cache = None
+
+    @classmethod
+    def from_array(cls, array1d):
+        """Wrap a 1-D native array of this carrier's library without copying."""
+        return cls(array1d)
+
+    @classmethod
+    def allocate(cls, n, dtype, like=None, *, namespace=None, device=None):
+        """Fresh zero-filled storage of ``n`` elements, of exactly this class.
+
+        ``like`` (a carrier of this class or a native array) supplies the
+        namespace and device unless ``namespace`` / ``device`` are given.
+        """
+        if cls is Carrier:
+            raise TypeError("Carrier is abstract; allocate on a concrete subclass")
+        n = operator.index(n) if not isinstance(n, bool) else None
+        if n is None or n < 0:
+            raise ValueError(f"allocate: n must be an int >= 0, got {n!r}")
+        if not isinstance(dtype, SimpleDType):
+            raise TypeError(
+                f"allocate: dtype must be a SimpleDType (e.g. DType.Float32), got {dtype!r}; "
+                f"a CompoundDType needs one carrier per field"
+            )
+        if like is not None:
+            if isinstance(like, Carrier):
+                if type(like) is not cls:
+                    raise TypeError(f"{cls.__name__}.allocate: like= must be a {cls.__name__}, got {like!r}")
+                like_xp, like_dev = like._xp, like._device
+            else:
+                like_xp, like_dev = cls._namespace_of(like), cls._device_of(like)
+            namespace = like_xp if namespace is None else namespace
+            device = like_dev if device is None else device
+        xp = cls._check_namespace(namespace)
+        device = cls._normalize_device(xp, device)
+        native = cls._native_dtype_in(xp, dtype)
+        array = cls._zeros(xp, n, native, device)
+        if array.dtype != native:  # e.g. jax.numpy without x64 silently narrows 64-bit types
+            raise TypeError(
+                f"{cls.__name__}: namespace {getattr(xp, '__name__', xp)} cannot store {dtype!r} "
+                f"(it produced {array.dtype}); for JAX enable x64 mode"
+            )
+        self = object.__new__(cls)
+        self._init(array, xp, device, dtype)
+        return self
+
+    # ----- class-level backend hooks (overridden per backend) --------------
+
+    @classmethod
+    def _default_namespace(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def _check_namespace(cls, namespace):
+        """The namespace to use for ``namespace=`` (None means the default)."""
+        return cls._default_namespace() if namespace is None else namespace
+
+    @classmethod
+    def _namespace_of(cls, x):
+        """The namespace of native array ``x``; TypeError if ``x`` is not native."""
+        raise NotImplementedError
+
+    @classmethod
+    def _device_of(cls, x):
+        import array_api_compat
+        return array_api_compat.device(x)
+
+    @classmethod
+    def _normalize_device(cls, xp, device):
+        return device
+
+    @classmethod
+    def _prepare_buffer(cls, array1d):
+        return array1d
+
+    @classmethod
+    def _zeros(cls, xp, n, native, device):
+        return xp.zeros(n, dtype=native, device=device)
+
+    @classmethod
+    def to_numpy(cls, array):
+        """A numpy copy or view of a native array of this carrier's library."""
+        try:
+            return np.from_dlpack(array)
+        except Exception:  # no CPU DLPack export: go through the buffer protocol
+            return np.asarray(array)
+
+    # ----- dtype mapping -------------------------------------------------------
+
+    @classmethod
+    def _native_dtype_in(cls, xp, dtype):
+        try:
+            return getattr(xp, dtype.name)
+        except AttributeError:
+            raise TypeError(f"namespace {xp.__name__} has no dtype {dtype.name!r} for {dtype!r}") from None
+
+    @classmethod
+    def _sw_dtype_in(cls, xp, native):
+        table = _FROM_NATIVE.setdefault(id(xp), {})
+        try:
+            return table[native]
+        except (KeyError, TypeError):
+            pass
+        for d in SIMPLE_DTYPES:
+            cand = getattr(xp, d.name, None)
+            if cand is not None and native == cand:
+                try:
+                    table[native] = d
+                except TypeError:
+                    pass
+                return d
+        raise TypeError(
+            f"{cls.__name__}: native dtype {native!r} has no StrideWeave dtype; "
+            f"expected one of {[d.name for d in SIMPLE_DTYPES]}"
+        )
+
+    def native_dtype(self, dtype=None):
+        """The native dtype object for ``dtype`` (default: this carrier's dtype)."""
+        if dtype is None:
+            return self._native
+        return self._native_dtype_in(self._xp, dtype)
+
+    def sw_dtype_of(self, native):
+        """The :class:`SimpleDType` of a native dtype object of this namespace."""
+        return self._sw_dtype_in(self._xp, native)
+
+    # ----- read-only attributes -----------------------------------------------
+
+    array = property(lambda self: self._array, doc="The native 1-D buffer (current).")
+    namespace = property(lambda self: self._xp, doc="The Array API namespace.")
+    device = property(lambda self: self._device, doc="The device of the buffer.")
+    dtype = property(lambda self: self._dtype, doc="The SimpleDType of the elements.")
+    size = property(lambda self: self._size, doc="Number of elements.")
+    version = property(lambda self: self._version, doc="Mutation counter.")
+
+    @property
+    def kind(self):
+        """The :class:`CarrierKind` (class, namespace, device) of this carrier."""
+        from .registry import CarrierKind
+        return CarrierKind(type(self), self._xp, self._device)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(size={self._size}, dtype={self._dtype!r}, "
+                f"device={self._device!r}, version={self._version})")
+
+    # ----- mutation bookkeeping ---------------------------------------------------
+
+    def bump_version(self):
+        """Record an out-of-band mutation of ``array``."""
+        self._version += 1
+
+    def replace(self, array1d):
+        """Swap in a new buffer of the same size and dtype, and bump ``version``."""
+        cls = type(self)
+        cls._namespace_of(array1d)
+        if getattr(array1d, "ndim", None) != 1 or int(array1d.shape[0]) != self._size:
+            raise ValueError(
+                f"replace: expected a 1-D array of {self._size} elements, got shape "
+                f"{tuple(getattr(array1d, 'shape', ()))}"
+            )
+        if self._sw_dtype_in(self._xp, array1d.dtype) != self._dtype:
+            raise TypeError(f"replace: expected dtype {self._dtype!r}, got {array1d.dtype!r}")
+        self._array = cls._prepare_buffer(array1d)
+        self._version += 1
+
+    def _cached(self, key, make):
+        """Bounded per-carrier cache of native index arrays (FIFO eviction)."""
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = {}
+        else:
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+        value = make()
+        if len(cache) >= _CACHE_LIMIT:
+            del cache[next(iter(cache))]
+        cache[key] = value
+        return value
+
+    # ----- public read/write API ------------------------------------------------
+
+    def gather_rev(self, layout, offset=0):
+        """Values at ``layout`` from ``offset`` as a rev array (leaf axes reversed)."""
+        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
+            offset = _checked_offset(self, layout, offset)
+        rs = layout.leaf_shape[::-1]
+        if layout.is_canonical():
+            return self._xp.reshape(self._array[offset:offset + layout.size], rs)
+        if layout.size == 0:
+            return self._xp.zeros(rs, dtype=self._native, device=self._device)
+        return self._gather_rev(rs, layout.leaf_stride[::-1], offset)
+
+    def gather(self, layout, offset=0):
+        """Values at ``layout`` from ``offset`` with one axis per leaf, natural order."""
+        rev = self.gather_rev(layout, offset)
+        nd = len(rev.shape)
+        return rev if nd < 2 else self._xp.permute_dims(rev, tuple(range(nd - 1, -1, -1)))
+
+    def scatter_rev(self, layout, offset, values):
+        """Write ``values`` (rev-shaped, broadcastable, or a Python scalar).
+
+        Duplicate targets (non-injective layouts) receive one of their values,
+        unspecified which.  Bumps ``version``; writes nothing on error.
+        """
+        offset, rs = self._check_write(layout, offset)
+        vals = self._prepare_values(values, rs, "scatter")
+        if layout.size:
+            self._set_rev(rs, layout.leaf_stride[::-1], offset, vals,
+                          layout.is_injective(), layout.is_canonical())
+        self._version += 1
+
+    def scatter(self, layout, offset, values):
+        """Write natural-order ``values`` (see :meth:`scatter_rev`)."""
+        self.scatter_rev(layout, offset, self._natural_to_rev(layout, values, "scatter"))
+
+    def scatter_add_rev(self, layout, offset, values):
+        """Add rev-shaped ``values`` at ``layout``; duplicate offsets accumulate."""
+        offset, rs = self._check_write(layout, offset)
+        if self._dtype.kind == "bool":
+            raise TypeError(f"scatter_add needs a numeric carrier, got dtype {self._dtype!r}")
+        vals = self._prepare_values(values, rs, "scatter_add")
+        if layout.size:
+            rt = layout.leaf_stride[::-1]
+            aliasing = layout.aliasing()
+            canonical = layout.is_canonical()
+            if aliasing != "injective":
+                # Collapse stride-0 (broadcast) leaves first: sum the values
+                # over them, then the remaining layout is injective unless
+                # it also overlaps.
+                zero = tuple(ax for ax in range(len(rs)) if rt[ax] == 0 and rs[ax] != 1)
+                if zero:
+                    vals = self._sum_axes(vals, rs, zero)
+                    rs = tuple(e for ax, e in enumerate(rs) if ax not in zero)
+                    rt = tuple(s for ax, s in enumerate(rt) if ax not in zero)
+            self._add_rev(rs, rt, offset, vals, aliasing != "overlapping", canonical)
+        self._version += 1
+
+    def scatter_add(self, layout, offset, values):
+        """Add natural-order ``values`` (see :meth:`scatter_add_rev`)."""
+        self.scatter_add_rev(layout, offset, self._natural_to_rev(layout, values, "scatter_add"))
+
+    def to_device(self, device):
+        """This carrier on ``device``: ``self`` if already there, else a copy."""
+        device = self._normalize_device(self._xp, device)
+        if device == self._device:
+            return self
+        moved = self._move(self._array, device)
+        out = object.__new__(type(self))
+        out._init(moved, self._xp, device, self._dtype)
+        return out
+
+    # ----- validation helpers ------------------------------------------------------
+
+    def _check_write(self, layout, offset):
+        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
+            offset = _checked_offset(self, layout, offset)
+        return offset, layout.leaf_shape[::-1]
+
+    def _prepare_values(self, values, rs, what):
+        """Python scalar (kept) or native array of this library, dtype-cast, shape-checked."""
+        if isinstance(values, _SCALARS):
+            if not _scalar_fits(values, self._dtype):
+                raise TypeError(
+                    f"{what}: Python scalar {values!r} does not fit a {self._dtype!r} carrier "
+                    f"(Array API rules: bool->Bool, int->integer or floating, float->floating)"
+                )
+            return values
+        vals = self._as_native(values)
+        shape = tuple(vals.shape)
+        if not _indexing.broadcast_ok(shape, rs):
+            raise ValueError(f"{what}: values of shape {shape} do not broadcast to the target shape {rs}")
+        if vals.dtype != self._native:
+            self._sw_dtype_in(self._xp, vals.dtype)  # TypeError for dtypes we do not model
+            vals = self._xp.astype(vals, self._native)
+        return vals
+
+    def _natural_to_rev(self, layout, values, what):
+        if isinstance(values, _SCALARS):
+            return values
+        vals = self._as_native(values)
+        shape, target = tuple(vals.shape), layout.leaf_shape
+        if not _indexing.broadcast_ok(shape, target):
+            raise ValueError(f"{what}: values of shape {shape} do not broadcast to the target shape {target}")
+        nd = len(target)
+        if nd < 2:
+            return vals
+        if shape != target:
+            vals = self._xp.broadcast_to(vals, target)
+        return self._xp.permute_dims(vals, tuple(range(nd - 1, -1, -1)))
+
+    def _as_native(self, values):
+        """``values`` as a native array of this carrier (foreign arrays are transferred)."""
+        try:
+            if self._namespace_of(values) is self._xp:
+                return values
+        except TypeError:
+            pass
+        if not (hasattr(values, "__dlpack__") or hasattr(values, "__array__")
+                or hasattr(values, "__array_namespace__")):
+            raise TypeError(
+                f"values must be a native array or a Python scalar, got {values!r} "
+                f"({type(values).__name__})"
+            )
+        return self._import_foreign(values)
+
+    def _import_foreign(self, values):
+        """Convert a foreign array (or nested sequence) onto this carrier's namespace/device."""
+        xp = self._xp
+        try:
+            out = xp.from_dlpack(values)
+        except Exception:
+            out = None
+        if out is None:
+            if hasattr(values, "__dlpack__") or hasattr(values, "__array__"):
+                try:
+                    host = np.from_dlpack(values)
+                except Exception:
+                    host = np.asarray(values)
+            else:
+                host = np.asarray(values)
+            out = self._from_numpy(np.ascontiguousarray(host))
+        if self._device_of(out) != self._device:
+            out = self._move(out, self._device)
+        return out
+
+    def _from_numpy(self, host):
+        return self._xp.asarray(host, device=self._device)
+
+    def _move(self, array, device):
+        import array_api_compat
+        return array_api_compat.to_device(array, device)
+
+    # ----- generic xp hooks (backends override with fast paths) -------------------
+
+    def _full_values(self, vals, rs):
+        """``vals`` broadcast to ``rs`` as a native array (scalars included)."""
+        xp = self._xp
+        if isinstance(vals, _SCALARS):
+            vals = xp.asarray(vals, dtype=self._native, device=self._device)
+        if tuple(vals.shape) != rs:
+            vals = xp.broadcast_to(vals, rs)
+        return vals
+
+    def _sum_axes(self, vals, rs, axes):
+        vals = self._full_values(vals, rs)
+        return self._xp.sum(vals, axis=axes, dtype=self._native)
+
+    def _index(self, rs, rt, offset):
+        """Cached native flat index array (C order of the rev array)."""
+        return self._cached(("take", rs, rt, offset), lambda: self._from_numpy(
+            _indexing.flat_index(rs, rt, offset, small=self._small_index())))
+
+    def _small_index(self):
+        return False
+
+    def _gather_rev(self, rs, rt, offset):
+        xp = self._xp
+        plan = _indexing.view_plan(rs, rt, offset, self._size)
+        if plan is None:
+            return xp.reshape(xp.take(self._array, self._index(rs, rt, offset), axis=0), rs)
+        a = self._array[plan.start:plan.stop]
+        if plan.dims is not None:
+            a = xp.reshape(a, plan.dims)
+        if plan.index is not None:
+            a = a[plan.index]
+        if plan.perm is not None:
+            a = xp.permute_dims(a, plan.perm)
+        if plan.shape1 is not None:
+            a = xp.reshape(a, plan.shape1)
+        if plan.bcast:
+            a = xp.broadcast_to(a, rs)
+        return a
+
+    def _maps(self, rs, rt, offset):
+        def make():
+            lo, hi, last, mask, every, k = _indexing.write_maps(rs, rt, offset)
+            return (lo, hi, self._from_numpy(last), self._from_numpy(mask),
+                    self._from_numpy(every), k)
+        return self._cached(("maps", rs, rt, offset), make)
+
+    def _flat_ext(self, vals, rs):
+        """Flattened values plus one trailing zero (the sentinel target)."""
+        xp = self._xp
+        flat = xp.reshape(self._full_values(vals, rs), (-1,))
+        zero = xp.zeros(1, dtype=self._native, device=self._device)
+        return xp.concat([flat, zero])
+
+    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
+        xp = self._xp
+        if canonical:
+            new = xp.reshape(self._full_values(vals, rs), (-1,))
+            self._write_window(offset, offset + new.shape[0], new)
+            return
+        lo, hi, last, mask, _, _ = self._maps(rs, rt, offset)
+        picked = xp.take(self._flat_ext(vals, rs), last, axis=0)
+        self._write_window(lo, hi, xp.where(mask, picked, self._array[lo:hi]))
+
+    def _add_rev(self, rs, rt, offset, vals, injective, canonical):
+        xp = self._xp
+        if canonical:
+            size = 1
+            for e in rs:
+                size *= e
+            window = self._array[offset:offset + size]
+            self._write_window(offset, offset + size,
+                               window + xp.reshape(self._full_values(vals, rs), (-1,)))
+            return
+        lo, hi, _, mask, every, k = self._maps(rs, rt, offset)
+        contrib = xp.take(self._flat_ext(vals, rs), every, axis=0)
+        if k > 1:
+            contrib = xp.sum(xp.reshape(contrib, (hi - lo, k)), axis=1, dtype=self._native)
+        window = self._array[lo:hi]
+        # `where` keeps untouched slots bit-exact (x + 0 would turn -0.0 into 0.0)
+        self._write_window(lo, hi, xp.where(mask, window + contrib, window))
+
+    def _write_window(self, lo, hi, new):
+        """Store ``new`` into ``buf[lo:hi]``; swap the buffer if setitem is unsupported."""
+        buf = self._array
+        try:
+            buf[lo:hi] = new
+            return
+        except (TypeError, ValueError, NotImplementedError, AttributeError, IndexError):
+            pass
+        xp = self._xp
+        self._array = xp.concat([buf[:lo], new, buf[hi:]])
+
+
+_FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}

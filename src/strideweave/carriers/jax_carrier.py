@@ -1,0 +1,135 @@
+"""JaxCarrier: a 1-D ``jax.Array``.
+
+JAX is imported on first use, never by importing this module.
+
+JAX arrays are immutable, so a write builds a new buffer with
+``buf.at[idx].set / .add`` and swaps it in: every Tensor that shares the
+carrier object sees the new values, and ``version`` is bumped once by the
+public method.  ``.at[].add`` accumulates duplicate indices, which is exactly
+scatter_add's contract.  Reads use the generic reshape + slice + permute +
+broadcast recipe, else ``take`` with a cached int32 index (JAX's preferred
+index type; int64 needs x64 mode).
+
+JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; asking for
+``Float64`` / ``Int64`` without it raises instead of silently storing 32 bits.
+"""
+
+from __future__ import annotations
+
+from .base import _SCALARS, Carrier
+
+__all__ = ["JaxCarrier"]
+
+jax = None  # the jax module, set by _load()
+jnp = None  # jax.numpy (JAX's own Array API namespace)
+
+
+def _load():
+    """Import jax and jax.numpy (ImportError names the extra)."""
+    global jax, jnp
+    if jnp is None:
+        try:
+            import jax as _jax
+            import jax.numpy as _jnp
+        except ImportError as exc:
+            raise ImportError("the 'jax' carrier needs JAX: pip install strideweave[jax]") from exc
+        jax, jnp = _jax, _jnp
+    return jnp
+
+
+class JaxCarrier(Carrier):
+    """Storage in a 1-D JAX array; ``device`` is a ``jax.Device``."""
+
+    __slots__ = ()
+    backend = "jax"
+
+    # ----- class hooks ---------------------------------------------------------
+
+    @classmethod
+    def _default_namespace(cls):
+        return _load()
+
+    @classmethod
+    def _check_namespace(cls, namespace):
+        xp = _load()
+        if namespace is None or namespace is xp or namespace is jax:
+            return xp
+        raise TypeError(f"JaxCarrier: namespace must be jax.numpy, got {namespace!r}")
+
+    @classmethod
+    def _namespace_of(cls, x):
+        xp = _load()
+        if isinstance(x, jax.Array):
+            return xp
+        raise TypeError(f"JaxCarrier expects a jax.Array, got {type(x).__module__}.{type(x).__name__}")
+
+    @classmethod
+    def _device_of(cls, x):
+        try:
+            return x.device
+        except Exception:  # sharded over several devices: keep the sharding
+            return x.sharding
+
+    @classmethod
+    def _normalize_device(cls, xp, device):
+        _load()
+        if device is None:
+            return jax.devices()[0]
+        if isinstance(device, str):
+            platform, _, index = device.partition(":")
+            try:
+                return jax.devices(platform)[int(index or 0)]
+            except (RuntimeError, IndexError, ValueError):
+                raise ValueError(f"JaxCarrier: no JAX device {device!r}; available: {jax.devices()}") from None
+        return device
+
+    @classmethod
+    def _native_dtype_in(cls, xp, dtype):
+        if dtype.bits == 64 and not jax.config.jax_enable_x64:
+            raise TypeError(
+                f"JaxCarrier cannot store {dtype!r}: JAX has no 64-bit types unless x64 mode is on "
+                f"(jax.config.update('jax_enable_x64', True))"
+            )
+        return getattr(xp, dtype.name)
+
+    @classmethod
+    def _zeros(cls, xp, n, native, device):
+        return jnp.zeros(n, dtype=native, device=device)
+
+    @classmethod
+    def to_numpy(cls, array):
+        import numpy as np
+        return np.asarray(array)
+
+    def _move(self, array, device):
+        return jax.device_put(array, device)
+
+    def _small_index(self):
+        return True
+
+    # ----- writes: build a new buffer, swap it in -------------------------------
+
+    def _flat(self, vals, rs):
+        if isinstance(vals, _SCALARS):
+            return vals
+        return jnp.reshape(jnp.broadcast_to(vals, rs), (-1,))
+
+    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
+        flat = self._flat(vals, rs)
+        if canonical:
+            size = 1
+            for e in rs:
+                size *= e
+            self._array = self._array.at[offset:offset + size].set(flat)
+        else:
+            self._array = self._array.at[self._index(rs, rt, offset)].set(flat)
+
+    def _add_rev(self, rs, rt, offset, vals, injective, canonical):
+        flat = self._flat(vals, rs)
+        if canonical:
+            size = 1
+            for e in rs:
+                size *= e
+            self._array = self._array.at[offset:offset + size].add(flat)
+        else:
+            self._array = self._array.at[self._index(rs, rt, offset)].add(flat)

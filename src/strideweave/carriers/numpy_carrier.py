@@ -1,0 +1,163 @@
+"""NumpyCarrier: a 1-D ``numpy.ndarray``.
+
+Fast paths (why): numpy exposes raw strides, so *every* layout can be read as
+one ``as_strided`` view (no copy, no index array) and every injective layout
+can be written or accumulated through a writable strided view in a single
+ufunc call.  Only non-injective writes need index arrays (``buf[idx] = v``,
+``np.add.at`` so that duplicates accumulate).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import _indexing
+from .base import _SCALARS, Carrier, _checked_offset
+
+__all__ = ["NumpyCarrier"]
+
+
+def _namespace():
+    import array_api_compat.numpy as cnp
+    return cnp
+
+
+class NumpyCarrier(Carrier):
+    """Storage in a 1-D numpy array on the CPU (``device == "cpu"``)."""
+
+    __slots__ = ()
+    backend = "numpy"
+
+    # ----- class hooks ---------------------------------------------------------
+
+    @classmethod
+    def _default_namespace(cls):
+        return _namespace()
+
+    @classmethod
+    def _check_namespace(cls, namespace):
+        if namespace is None or namespace is np or getattr(namespace, "__name__", None) == "array_api_compat.numpy":
+            return _namespace()
+        raise TypeError(f"NumpyCarrier: namespace must be numpy, got {namespace!r}")
+
+    @classmethod
+    def _namespace_of(cls, x):
+        if type(x) is np.ndarray or isinstance(x, np.ndarray):
+            return _namespace()
+        raise TypeError(f"NumpyCarrier expects a numpy.ndarray, got {type(x).__module__}.{type(x).__name__}")
+
+    @classmethod
+    def _device_of(cls, x):
+        return "cpu"
+
+    @classmethod
+    def _normalize_device(cls, xp, device):
+        if device is None or device == "cpu":
+            return "cpu"
+        raise ValueError(f"NumpyCarrier lives on the CPU; got device {device!r} (expected None or 'cpu')")
+
+    @classmethod
+    def _zeros(cls, xp, n, native, device):
+        return np.zeros(n, dtype=native)
+
+    @classmethod
+    def _native_dtype_in(cls, xp, dtype):
+        return _NATIVE[dtype]
+
+    @classmethod
+    def to_numpy(cls, array):
+        return np.asarray(array)
+
+    def _from_numpy(self, host):
+        return host
+
+    def _import_foreign(self, values):
+        # numpy reads torch CPU tensors, JAX arrays and DLPack producers itself.
+        try:
+            return np.from_dlpack(values)
+        except Exception:
+            return np.asarray(values)
+
+    def _move(self, array, device):
+        return array
+
+    # ----- reads ---------------------------------------------------------------
+
+    def gather_rev(self, layout, offset=0):
+        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
+            offset = _checked_offset(self, layout, offset)
+        rs = layout.leaf_shape[::-1]
+        if layout.is_canonical():
+            return self._array[offset:offset + layout.size].reshape(rs)
+        return self._strided(rs, layout.leaf_stride[::-1], offset, False)
+
+    def gather(self, layout, offset=0):
+        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
+            offset = _checked_offset(self, layout, offset)
+        if layout.is_canonical():
+            return self._array[offset:offset + layout.size].reshape(layout.leaf_shape[::-1]).T
+        return self._strided(layout.leaf_shape, layout.leaf_stride, offset, False)
+
+    def _strided(self, shape, strides, offset, writeable):
+        """A view of the buffer with element strides ``strides`` (read-only unless asked)."""
+        buf = self._array
+        step = buf.strides[0]  # bytes per element step; the buffer itself may be strided
+        if offset >= buf.shape[0]:  # size-0 layout at the very end of the buffer
+            return np.zeros(shape, dtype=buf.dtype)
+        if buf.flags.c_contiguous:
+            # The ndarray constructor over the buffer is ~10x cheaper than
+            # as_strided (which round-trips through __array_interface__);
+            # bounds were checked by the caller.
+            view = np.ndarray(shape, buf.dtype, buf, offset * step, tuple(s * step for s in strides))
+            if not writeable:
+                view.flags.writeable = False
+            return view
+        base = buf[offset:] if offset else buf
+        return as_strided(base, shape, tuple(s * step for s in strides), writeable=writeable)
+
+    def _gather_rev(self, rs, rt, offset):
+        return self._strided(rs, rt, offset, False)
+
+    # ----- writes --------------------------------------------------------------
+
+    def _flat_idx(self, rs, rt, offset):
+        return self._cached(("idx", rs, rt, offset), lambda: _indexing.flat_index(rs, rt, offset))
+
+    def _flat_values(self, vals, rs):
+        if isinstance(vals, _SCALARS):
+            return vals
+        flat = np.broadcast_to(vals, rs).reshape(-1)
+        # np.add.at / fancy setitem read values while writing: never let them alias the buffer
+        return flat.copy() if np.may_share_memory(flat, self._array) else flat
+
+    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
+        if injective:
+            # numpy detects overlap between `vals` and the target and buffers it
+            self._strided(rs, rt, offset, True)[...] = vals
+        else:
+            self._array[self._flat_idx(rs, rt, offset)] = self._flat_values(vals, rs)
+
+    def _add_rev(self, rs, rt, offset, vals, injective, canonical):
+        if injective:
+            view = self._strided(rs, rt, offset, True)
+            np.add(view, vals, out=view, casting="unsafe")  # scalars follow setitem's cast
+        else:
+            np.add.at(self._array, self._flat_idx(rs, rt, offset), self._flat_values(vals, rs))
+
+    def _sum_axes(self, vals, rs, axes):
+        if isinstance(vals, _SCALARS):
+            vals = np.asarray(vals, dtype=self._native)
+        return np.broadcast_to(vals, rs).sum(axis=axes, dtype=self._native)
+
+
+_NATIVE = {}
+
+
+def _fill_native():
+    from ..dtypes import SIMPLE_DTYPES
+    for d in SIMPLE_DTYPES:
+        _NATIVE[d] = np.dtype(d.name)
+
+
+_fill_native()

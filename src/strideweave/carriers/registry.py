@@ -1,0 +1,218 @@
+"""Choosing carriers: ``resolve``, the default carrier, array -> carrier class.
+
+``resolve(spec)`` turns any ``carrier=`` argument into a :class:`CarrierKind`
+``(cls, namespace, device)``, a small immutable value whose ``allocate`` and
+``from_array`` build carriers of exactly that class.
+
+The default carrier is **process-global** (not thread-local): a Tensor built
+in one thread and used in another sees the same default.
+``set_default_carrier(spec)`` changes it and returns a context manager that
+restores the previous default on exit, so both ``set_default_carrier("torch")``
+and ``with set_default_carrier("torch"): ...`` work.
+
+Backends are never imported just to test a type: ``carrier_for_array`` looks
+in ``sys.modules`` first (a torch tensor cannot exist unless torch is loaded).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NamedTuple
+
+from .array_api_carrier import ArrayAPICarrier, _strict, as_namespace
+from .base import Carrier
+from .jax_carrier import JaxCarrier
+from .numpy_carrier import NumpyCarrier
+from .torch_carrier import TorchCarrier
+
+__all__ = [
+    "CarrierKind", "resolve", "set_default_carrier", "get_default_carrier",
+    "carrier_for_array", "kind_for_array", "transfer",
+]
+
+_BY_NAME = {
+    "numpy": NumpyCarrier,
+    "torch": TorchCarrier,
+    "jax": JaxCarrier,
+    "array_api_strict": ArrayAPICarrier,
+}
+# module __name__ -> carrier class (raw modules and their array_api_compat wrappers)
+_BY_MODULE = {
+    "numpy": NumpyCarrier, "array_api_compat.numpy": NumpyCarrier,
+    "torch": TorchCarrier, "array_api_compat.torch": TorchCarrier,
+    "jax": JaxCarrier, "jax.numpy": JaxCarrier,
+}
+
+
+class CarrierKind(NamedTuple):
+    """Where carriers live: exact class, Array API namespace and device."""
+
+    cls: type
+    namespace: object
+    device: object
+
+    def allocate(self, n, dtype):
+        """Zero-filled carrier of ``n`` elements of ``dtype`` of this kind."""
+        return self.cls.allocate(n, dtype, namespace=self.namespace, device=self.device)
+
+    def from_array(self, array1d):
+        """Wrap a native 1-D array of this kind's library without copying."""
+        return self.cls.from_array(array1d)
+
+    def asarray(self, x):
+        """``x`` (any native array) as a native array of this kind (no copy when possible)."""
+        return transfer(x, self)
+
+    def __repr__(self):
+        name = getattr(self.namespace, "__name__", repr(self.namespace))
+        return f"CarrierKind({self.cls.__name__}, {name}, {self.device!r})"
+
+
+def _kind(cls, namespace=None, device=None):
+    xp = cls._check_namespace(namespace)
+    return CarrierKind(cls, xp, cls._normalize_device(xp, device))
+
+
+def resolve(spec=None, device=None):
+    """Turn a ``carrier=`` argument into a :class:`CarrierKind`.
+
+    ``spec`` is ``None`` (the default carrier), a ``CarrierKind``, a Carrier
+    instance (its class, namespace and device), a Carrier subclass, one of
+    ``"numpy"``, ``"torch"``, ``"jax"``, ``"array_api_strict"``, or a
+    namespace module (numpy, torch, jax.numpy, array_api_strict, any other
+    Array API namespace -> ArrayAPICarrier).  ``device`` overrides the
+    device.  Unknown specs raise ``TypeError`` naming them; a missing backend
+    raises ``ImportError`` naming the pip extra.
+    """
+    if spec is None:
+        kind = get_default_carrier()
+    elif isinstance(spec, CarrierKind):
+        kind = spec
+    elif isinstance(spec, Carrier):
+        kind = CarrierKind(type(spec), spec.namespace, spec.device)
+    elif isinstance(spec, type) and issubclass(spec, Carrier) and spec is not Carrier:
+        return _kind(spec, None, device)
+    elif isinstance(spec, str):
+        cls = _BY_NAME.get(spec)
+        if cls is None:
+            raise TypeError(f"unknown carrier {spec!r}; expected one of {sorted(_BY_NAME)}, "
+                            f"a Carrier subclass or instance, or a namespace module")
+        return _kind(cls, None, device)
+    elif type(spec).__name__ == "module":
+        cls = _BY_MODULE.get(spec.__name__)
+        if cls is not None:
+            return _kind(cls, None, device)
+        if spec.__name__ == "array_api_strict":
+            return _kind(ArrayAPICarrier, _strict(), device)
+        try:
+            xp = as_namespace(spec)
+        except TypeError:
+            raise TypeError(f"carrier module {spec.__name__!r} is not an Array API namespace") from None
+        return _kind(ArrayAPICarrier, xp, device)
+    else:
+        raise TypeError(
+            f"cannot use {spec!r} as a carrier; expected None, a Carrier subclass or instance, "
+            f"one of {sorted(_BY_NAME)}, or a namespace module"
+        )
+    if device is not None:
+        kind = kind._replace(device=kind.cls._normalize_device(kind.namespace, device))
+    return kind
+
+
+# ----- the default carrier ----------------------------------------------------
+
+_default: CarrierKind | None = None
+
+
+def get_default_carrier() -> CarrierKind:
+    """The current default :class:`CarrierKind` (initially numpy on the CPU)."""
+    global _default
+    if _default is None:
+        _default = _kind(NumpyCarrier)
+    return _default
+
+
+class _DefaultCarrierScope:
+    """Returned by ``set_default_carrier``; restores the previous default on exit."""
+
+    __slots__ = ("kind", "_previous")
+
+    def __init__(self, kind, previous):
+        self.kind = kind
+        self._previous = previous
+
+    def __enter__(self):
+        return self.kind
+
+    def __exit__(self, *exc):
+        global _default
+        _default = self._previous
+        return False
+
+    def __repr__(self):
+        return f"set_default_carrier({self.kind!r})"
+
+
+def set_default_carrier(spec, device=None):
+    """Make ``spec`` (anything ``resolve`` accepts; ``None`` = numpy) the default.
+
+    Takes effect immediately; use the result as a context manager to restore
+    the previous default on exit.  The default is process-global.
+    """
+    global _default
+    kind = _kind(NumpyCarrier, None, device) if spec is None else resolve(spec, device)
+    previous = get_default_carrier()
+    _default = kind
+    return _DefaultCarrierScope(kind, previous)
+
+
+# ----- native arrays ---------------------------------------------------------------
+
+
+def carrier_for_array(x) -> type:
+    """The carrier class for a native array (``TypeError`` if ``x`` is not one)."""
+    mods = sys.modules
+    np = mods.get("numpy")
+    if np is not None and isinstance(x, np.ndarray):
+        return NumpyCarrier
+    torch = mods.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return TorchCarrier
+    jax = mods.get("jax")
+    if jax is not None and isinstance(x, jax.Array):
+        return JaxCarrier
+    ArrayAPICarrier._namespace_of(x)  # TypeError naming x's type if not an array
+    return ArrayAPICarrier
+
+
+def kind_for_array(x) -> CarrierKind:
+    """The :class:`CarrierKind` (class, namespace, device) a native array lives in."""
+    cls = carrier_for_array(x)
+    return CarrierKind(cls, cls._namespace_of(x), cls._device_of(x))
+
+
+def transfer(x, kind):
+    """Move a carrier or native array to ``kind`` (anything ``resolve`` accepts).
+
+    A native array comes back as a native array of the target namespace and
+    device, through DLPack where possible (zero-copy on the same device), else
+    through numpy.  A carrier comes back as a carrier of the target kind:
+    itself if it already is one, else a copy with the same dtype and values.
+    """
+    kind = resolve(kind)
+    if isinstance(x, Carrier):
+        if type(x) is kind.cls and x.namespace is kind.namespace and x.device == kind.device:
+            return x
+        return kind.cls.from_array(transfer(x.array, kind))
+    try:
+        if kind.cls._namespace_of(x) is kind.namespace and kind.cls._device_of(x) == kind.device:
+            return x
+    except TypeError:
+        pass
+    probe = kind.cls.allocate(0, _dtype_of_native(x), namespace=kind.namespace, device=kind.device)
+    return probe._import_foreign(x)
+
+
+def _dtype_of_native(x):
+    cls = carrier_for_array(x)
+    return cls._sw_dtype_in(cls._namespace_of(x), x.dtype)

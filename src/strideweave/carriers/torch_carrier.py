@@ -1,0 +1,174 @@
+"""TorchCarrier: a 1-D ``torch.Tensor`` on any device (CPU or CUDA).
+
+PyTorch is imported on first use (``allocate`` / ``from_array`` /
+``resolve("torch")``), never by importing this module, so
+``import strideweave`` stays free of torch.
+
+Fast paths (why): ``Tensor.as_strided`` accepts any sizes, strides and storage
+offset on every device, so every read is one zero-copy view and every
+injective write is one ``copy_`` / ``add_`` into a view.  Non-injective writes
+use ``index_put_`` / ``index_add_`` (which accumulates duplicates, also on
+CUDA) with a cached int64 index tensor on the carrier's device.  The device is
+always taken from the buffer: nothing assumes the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _indexing
+from .base import _SCALARS, Carrier, _checked_offset
+
+__all__ = ["TorchCarrier"]
+
+torch = None  # the torch module, set by _load() before any instance exists
+_xp = None    # array_api_compat.torch
+
+
+def _load():
+    """Import torch and its array_api_compat namespace (ImportError names the extra)."""
+    global torch, _xp
+    if _xp is None:
+        try:
+            import torch as _torch
+            import array_api_compat.torch as _compat
+        except ImportError as exc:
+            raise ImportError(
+                "the 'torch' carrier needs PyTorch: pip install strideweave[torch]"
+            ) from exc
+        torch = _torch
+        _xp = _compat
+    return _xp
+
+
+class TorchCarrier(Carrier):
+    """Storage in a 1-D torch tensor; ``device`` is a ``torch.device``."""
+
+    __slots__ = ()
+    backend = "torch"
+
+    # ----- class hooks ---------------------------------------------------------
+
+    @classmethod
+    def _default_namespace(cls):
+        return _load()
+
+    @classmethod
+    def _check_namespace(cls, namespace):
+        xp = _load()
+        if namespace is None or namespace is xp or namespace is torch:
+            return xp
+        raise TypeError(f"TorchCarrier: namespace must be torch, got {namespace!r}")
+
+    @classmethod
+    def _namespace_of(cls, x):
+        xp = _load()
+        if isinstance(x, torch.Tensor):
+            return xp
+        raise TypeError(f"TorchCarrier expects a torch.Tensor, got {type(x).__module__}.{type(x).__name__}")
+
+    @classmethod
+    def _device_of(cls, x):
+        return x.device
+
+    @classmethod
+    def _normalize_device(cls, xp, device):
+        _load()
+        if device is None:
+            return torch.device("cpu")
+        dev = torch.device(device)
+        if dev.type == "cuda" and dev.index is None:
+            # tensors report "cuda:N"; make "cuda" compare equal to them
+            dev = torch.device("cuda", torch.cuda.current_device())
+        return dev
+
+    @classmethod
+    def _prepare_buffer(cls, array1d):
+        # Share storage but never autograd history: carriers are plain data.
+        return array1d.detach() if array1d.requires_grad else array1d
+
+    @classmethod
+    def _zeros(cls, xp, n, native, device):
+        return torch.zeros(n, dtype=native, device=device)
+
+    @classmethod
+    def to_numpy(cls, array):
+        return array.detach().cpu().numpy()
+
+    def _from_numpy(self, host):
+        return torch.from_numpy(np.ascontiguousarray(host)).to(self._device)
+
+    def _import_foreign(self, values):
+        try:
+            out = torch.from_dlpack(values)
+        except Exception:
+            if hasattr(values, "__array__") or not hasattr(values, "__dlpack__"):
+                host = np.asarray(values)
+            else:
+                host = np.from_dlpack(values)
+            out = torch.from_numpy(np.array(host, copy=True))
+        return out if out.device == self._device else out.to(self._device)
+
+    def _move(self, array, device):
+        return array.to(device)
+
+    # ----- reads ---------------------------------------------------------------
+
+    def _strided(self, shape, strides, offset):
+        buf = self._array
+        step = buf.stride(0)  # the wrapped 1-D tensor may itself be strided
+        if step != 1:
+            strides = tuple(s * step for s in strides)
+        return buf.as_strided(shape, strides, buf.storage_offset() + offset * step)
+
+    def gather_rev(self, layout, offset=0):
+        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
+            offset = _checked_offset(self, layout, offset)
+        return self._strided(layout.leaf_shape[::-1], layout.leaf_stride[::-1], offset)
+
+    def gather(self, layout, offset=0):
+        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
+            offset = _checked_offset(self, layout, offset)
+        return self._strided(layout.leaf_shape, layout.leaf_stride, offset)
+
+    def _gather_rev(self, rs, rt, offset):
+        return self._strided(rs, rt, offset)
+
+    # ----- writes --------------------------------------------------------------
+
+    def _unaliased(self, vals):
+        # copy_/add_ refuse sources that overlap the destination's memory
+        if isinstance(vals, torch.Tensor) and \
+                vals.untyped_storage().data_ptr() == self._array.untyped_storage().data_ptr():
+            return vals.clone()
+        return vals
+
+    def _idx(self, rs, rt, offset):
+        return self._cached(("idx", rs, rt, offset), lambda: torch.from_numpy(
+            _indexing.flat_index(rs, rt, offset)).to(self._device))
+
+    def _flat(self, vals, rs):
+        if isinstance(vals, _SCALARS):
+            vals = torch.tensor(vals, dtype=self._native, device=self._device)
+        return vals.broadcast_to(rs).reshape(-1)
+
+    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
+        if injective:
+            view = self._strided(rs, rt, offset)
+            if isinstance(vals, _SCALARS):
+                view.fill_(vals)
+            else:
+                view.copy_(self._unaliased(vals))
+        else:
+            self._array.index_put_((self._idx(rs, rt, offset),), self._unaliased(self._flat(vals, rs)))
+
+    def _add_rev(self, rs, rt, offset, vals, injective, canonical):
+        if injective:
+            self._strided(rs, rt, offset).add_(self._unaliased(vals))
+        else:
+            self._array.index_add_(0, self._idx(rs, rt, offset), self._unaliased(self._flat(vals, rs)))
+
+    def _sum_axes(self, vals, rs, axes):
+        if isinstance(vals, _SCALARS):
+            vals = torch.tensor(vals, dtype=self._native, device=self._device)
+        return vals.broadcast_to(rs).sum(dim=axes, dtype=self._native)
