@@ -1,0 +1,46 @@
+"""StrideWeave: backend-neutral reverse-mode autograd over the Python Array API.
+
+Tensors are views, through CuTe-style hierarchical layouts, into flat storage
+buffers ("carriers") that wrap NumPy, PyTorch, JAX, array-api-strict or any
+namespace array-api-compat accepts. One layout algebra and one autograd
+engine sit on top of all of them.
+"""
+
+from . import random, testing
+from .autograd.functional import grad
+from .autograd.mode import is_grad_enabled, no_grad, set_grad_enabled
+from .carriers import (ArrayAPICarrier, Carrier, JaxCarrier, NumpyCarrier, TorchCarrier, get_default_carrier,
+                       set_default_carrier)
+from .creation import arange, from_dlpack, full, ones, tensor, zeros
+from .dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
+from .layout import Layout, Shape, Stride
+from .operation import ExecutionOptions, Operation
+from .ops import (abs, add, astype, broadcast_to, clip, concat, copy, cos, detach, divide, equal, exp, greater,
+                  greater_equal, less, less_equal, log, matmul, max, maximum, mean, min, minimum, multiply,
+                  negative, not_equal, permute, power, prod, reshape, sin, sqrt, stack, subtract, sum, tanh,
+                  tensordot, transpose, view, where)
+from .tensor import Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # layouts
+    "Shape", "Stride", "Layout",
+    # dtypes
+    "DType", "SimpleDType", "DTypeCategory", "CompoundDType",
+    # carriers
+    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier",
+    "set_default_carrier", "get_default_carrier",
+    # tensors
+    "Tensor", "tensor", "zeros", "ones", "full", "arange", "from_dlpack", "random",
+    # operations
+    "Operation", "ExecutionOptions",
+    "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "sin", "cos", "tanh",
+    "abs", "maximum", "minimum", "where", "clip", "sum", "mean", "max", "min", "prod", "matmul", "tensordot",
+    "concat", "stack", "astype", "copy", "detach", "view", "permute", "transpose", "reshape", "broadcast_to",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+    # autograd
+    "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
+    # tools
+    "testing", "__version__",
+]

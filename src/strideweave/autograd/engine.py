@@ -1,0 +1,208 @@
+"""The reverse-mode traversal engine behind ``backward``, ``backwards_traversal`` and ``grad``.
+
+Discovery is an iterative depth-first walk that counts, for every node, the
+edges through which consumers reach it. Execution pops nodes whose count has
+dropped to zero, so a node runs only after every consumer contributed, and
+each node runs at most once. Cotangents are keyed by node (by Tensor for
+leaves). Nothing recurses, so graph depth is bounded by memory alone.
+
+A traversal is all or nothing: leaf and retained gradients are staged and
+committed only after every node ran, and graph release happens only after
+success.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dtypes import DType
+from ..tensor import Tensor
+from .buffers import (accumulated_gradient, add_cotangents, aggregate, detached_gradient, unit_cotangent,
+                      validate_cotangent)
+
+__all__ = ["backward", "backwards_traversal", "traverse"]
+
+_FLOAT32 = DType.Float32
+
+
+def released_error(operation: Any) -> RuntimeError:
+    return RuntimeError(
+        f"trying to traverse {type(operation).__name__} a second time, but its saved state was released by an "
+        "earlier traversal; pass retain_graph=True to the first traversal to traverse the graph again"
+    )
+
+
+def discover(root: Any) -> tuple[dict, list]:
+    """Nodes reachable from ``root`` and, per node, the number of edges that reach it."""
+    if root.released:
+        raise released_error(root)
+    dependencies = {id(root): 0}
+    nodes = [root]
+    stack = [root]
+    while stack:
+        for tensor in stack.pop()._inputs:
+            child = tensor._ctx
+            if child is None:
+                continue
+            key = id(child)
+            count = dependencies.get(key)
+            if count is None:
+                if child.released:
+                    raise released_error(child)
+                dependencies[key] = 1
+                nodes.append(child)
+                stack.append(child)
+            else:
+                dependencies[key] = count + 1
+    return dependencies, nodes
+
+
+class Traversal:
+    """One run over a discovered graph; collects totals for leaves, retained and requested Tensors."""
+
+    __slots__ = ("accumulate", "requested", "fresh", "staged", "captured")
+
+    def __init__(self, accumulate: bool, requested: dict | None = None) -> None:
+        self.accumulate = accumulate      # stage leaf / retained gradients for .grad
+        self.requested = requested or {}  # id -> Tensor whose totals ``grad`` returns
+        self.fresh: set = set()           # totals this traversal allocated itself
+        self.staged: list = []            # (Tensor, total) for .grad
+        self.captured: dict = {}          # id -> total for requested Tensors
+
+    def settle(self, tensor: Tensor, total: Tensor) -> Tensor:
+        """Finish a Tensor's total once all contributions arrived."""
+        if tensor._layout.aliasing() == "broadcast":
+            total = aggregate(tensor, total)
+            self.fresh.add(total)
+        if self.accumulate and (tensor._ctx is None or tensor._retains_grad):
+            self.staged.append((tensor, total))
+        if id(tensor) in self.requested:
+            self.captured[id(tensor)] = total
+        return total
+
+    def run(self, root: Any, cotangent: Tensor, root_tensor: Tensor | None, dependencies: dict) -> None:
+        pending: dict[int, Tensor] = {id(root): cotangent}
+        result_of: dict[int, Tensor] = {} if root_tensor is None else {id(root): root_tensor}
+        leaves: dict[int, Tensor] = {}
+        ready = [root]
+        while ready:
+            node = ready.pop()
+            key = id(node)
+            gradient = pending.pop(key, None)
+            inputs = node._inputs
+            if gradient is not None:
+                result = result_of.pop(key, None)
+                if result is not None:
+                    gradient = self.settle(result, gradient)
+                node._check_versions()
+                grads = node.backward(gradient)
+                if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
+                    count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
+                    raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
+                                     f"{len(inputs)} saved Tensor inputs; it must return one per input")
+                for tensor, contribution in zip(inputs, grads):
+                    if contribution is None or tensor._dtype is not _FLOAT32:
+                        continue
+                    validate_cotangent(tensor, contribution, f"the cotangent {type(node).__name__} produced")
+                    child = tensor._ctx
+                    if child is None:
+                        tkey = id(tensor)
+                        leaves[tkey] = tensor
+                    else:
+                        tkey = id(child)
+                        if tkey not in result_of:
+                            result_of[tkey] = tensor
+                    previous = pending.get(tkey)
+                    if previous is None:
+                        pending[tkey] = contribution
+                    else:
+                        total = add_cotangents(previous, contribution)
+                        self.fresh.add(total)
+                        pending[tkey] = total
+            for tensor in inputs:
+                child = tensor._ctx
+                if child is not None:
+                    ckey = id(child)
+                    remaining = dependencies[ckey] - 1
+                    dependencies[ckey] = remaining
+                    if remaining == 0:
+                        ready.append(child)
+        for tkey, leaf in leaves.items():
+            self.settle(leaf, pending[tkey])
+
+    def commit(self) -> None:
+        """Write every staged gradient; all values are computed before the first assignment."""
+        updates = [(tensor, accumulated_gradient(tensor, total, total in self.fresh))
+                   for tensor, total in self.staged]
+        for tensor, value in updates:
+            tensor._grad = value
+
+    def detached(self, tensor: Tensor) -> Tensor | None:
+        total = self.captured.get(id(tensor))
+        return None if total is None else detached_gradient(tensor, total, total in self.fresh)
+
+
+def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_graph: bool,
+             traversal: Traversal) -> None:
+    """Discover, run, then release (unless ``retain_graph``) the graph under ``root``."""
+    dependencies, nodes = discover(root)
+    traversal.run(root, cotangent, root_tensor, dependencies)
+    if not retain_graph:
+        for node in nodes:
+            node.release()
+
+
+def as_float32(cotangent: Tensor) -> Tensor:
+    if cotangent._dtype is _FLOAT32:
+        return cotangent
+    from ..ops.manipulation import astype
+
+    if cotangent._dtype.kind not in ("float", "int", "uint"):
+        raise TypeError(f"a cotangent must hold numbers, got a {cotangent.dtype!r} Tensor")
+    return astype(cotangent.detach(), _FLOAT32)
+
+
+def require_one_subtensor(tensor: Tensor, what: str) -> None:
+    if tensor._blocks is not None:
+        raise NotImplementedError(f"{what} needs a Tensor whose authoritative representation holds exactly one "
+                                  f"subtensor; this one holds {len(tensor._blocks[0])}")
+
+
+def backward(tensor: Tensor, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
+    """``tensor.backward``: accumulate gradients into ``.grad`` of reached leaves and retained Tensors."""
+    tensor._require_differentiable("backward()")
+    require_one_subtensor(tensor, "backward()")
+    if gradient is None:
+        if tensor._layout.shape.modes != (1,):
+            raise ValueError(f"backward() without a gradient needs a scalar Tensor with exactly one top-level leaf "
+                             f"mode of extent 1, got layout {tensor.layout}; pass the cotangent explicitly")
+        gradient = unit_cotangent(tensor)
+    else:
+        validate_cotangent(tensor, gradient, "gradient")
+        gradient = as_float32(gradient)
+    traversal = Traversal(accumulate=True)
+    root = tensor._ctx
+    if root is None:
+        traversal.settle(tensor, gradient)
+    else:
+        traverse(root, gradient, tensor, bool(retain_graph), traversal)
+    traversal.commit()
+
+
+def backwards_traversal(gradient: Tensor, operation: Any, retain_graph: bool = False) -> None:
+    """``Tensor.backwards_traversal``: propagate ``gradient`` from the node ``operation``."""
+    if operation is None:
+        return None
+    if operation.released:
+        raise released_error(operation)
+    result_layout = operation._result_layout
+    if not isinstance(gradient, Tensor):
+        raise TypeError(f"{type(operation).__name__}.backward expects a Tensor cotangent, "
+                        f"got {type(gradient).__name__}: {gradient!r}")
+    if result_layout is not None and gradient._layout.shape != result_layout.shape:
+        raise ValueError(f"{type(operation).__name__}.backward: cotangent shape {gradient.shape} differs from the "
+                         f"result shape {result_layout.shape}")
+    traversal = Traversal(accumulate=True)
+    traverse(operation, as_float32(gradient), None, bool(retain_graph), traversal)
+    traversal.commit()
+    return None

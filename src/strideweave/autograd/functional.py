@@ -1,0 +1,102 @@
+"""Functional vector-Jacobian products: ``grad(output, inputs, cotangents, *, batched, retain_graph)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..layout import Layout
+from ..ops._support import kind_of, operand
+from ..tensor import Tensor
+from .buffers import gradient_layout, validate_cotangent
+from .engine import Traversal, as_float32, require_one_subtensor, traverse
+
+__all__ = ["grad"]
+
+
+def _check_inputs(inputs: Any) -> tuple[Tensor, ...]:
+    if isinstance(inputs, Tensor):
+        raise TypeError("grad: inputs must be a sequence of Tensors, got a single Tensor; wrap it as [tensor]")
+    try:
+        inputs = tuple(inputs)
+    except TypeError:
+        raise TypeError(f"grad: inputs must be a sequence of Tensors, got {type(inputs).__name__}: {inputs!r}") from None
+    for i, item in enumerate(inputs):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"grad: inputs[{i}] must be a Tensor, got {type(item).__name__}: {item!r}")
+    return inputs
+
+
+def _run(output: Tensor, cotangent: Tensor, inputs: tuple[Tensor, ...], retain_graph: bool) -> list:
+    """One traversal; the detached gradient (or None) for each requested input."""
+    traversal = Traversal(accumulate=False, requested={id(t): t for t in inputs})
+    if output._ctx is None:
+        traversal.settle(output, cotangent)
+    else:
+        traverse(output._ctx, cotangent, output, retain_graph, traversal)
+    return [traversal.detached(t) for t in inputs]
+
+
+def _batch_slices(output: Tensor, cotangents: Tensor) -> list[Tensor]:
+    """The K cotangents of a batched cotangent Tensor, each a view with ``output.layout``."""
+    out_layout = output._layout
+    layout = cotangents._layout
+    shape, stride = layout.shape.modes, layout.stride.modes
+    expected = f"(K,{str(out_layout.shape)[1:]}:(B,{str(out_layout.stride)[1:]}"
+    if len(shape) != len(out_layout.shape.modes) + 1 or not isinstance(shape[0], int) \
+            or shape[1:] != out_layout.shape.modes or stride[1:] != out_layout.stride.modes:
+        raise ValueError(f"grad(batched=True): cotangents need one prepended leaf batch mode followed by the output "
+                         f"layout {out_layout}, i.e. a layout {expected}; got {layout}")
+    count, batch_stride = shape[0], stride[0]
+    if count == 0:
+        raise ValueError("grad(batched=True): the batch mode of cotangents has extent 0; pass at least one cotangent")
+    carrier = cotangents._carriers[0]
+    slices = []
+    for k in range(count):
+        piece = Tensor._make(carrier, out_layout, cotangents._offset + k * batch_stride)
+        validate_cotangent(output, piece, f"cotangents[{k}]")
+        slices.append(as_float32(piece))
+    return slices
+
+
+def _stack(target: Tensor, gradients: list[Tensor]) -> Tensor:
+    """Prepend a batch mode of stride ``cosize`` so each batch index owns disjoint storage."""
+    single = gradient_layout(target)
+    carrier = target._carriers[0]
+    kind = kind_of(carrier)
+    cosize = single.cosize
+    buffer = kind.allocate(cosize * len(gradients), carrier.dtype)
+    for k, g in enumerate(gradients):
+        buffer.scatter_rev(single, k * cosize, operand(g, kind))
+    stacked = Layout((len(gradients),) + single.shape.modes, (cosize,) + single.stride.modes)
+    return Tensor._make(buffer, stacked, 0)
+
+
+def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = False,
+         retain_graph: bool = False) -> tuple[Tensor | None, ...]:
+    """Vector-Jacobian products of ``output`` for each of ``inputs``, without touching ``.grad``.
+
+    Returns one entry per input: a detached gradient in fresh storage of the
+    input's carrier class, or None when the traversal does not reach it.
+    With ``batched=True`` the first mode of ``cotangents`` indexes K
+    cotangents and each gradient gains a leading batch mode of extent K.
+    """
+    inputs = _check_inputs(inputs)
+    if not isinstance(output, Tensor):
+        raise TypeError(f"grad: output must be a Tensor, got {type(output).__name__}: {output!r}")
+    if not isinstance(cotangents, Tensor):
+        raise TypeError(f"grad: cotangents must be a Tensor, got {type(cotangents).__name__}: {cotangents!r}")
+    output._require_differentiable("grad(output, ...)")
+    for i, item in enumerate(inputs):
+        if not item.is_differentiable():
+            raise ValueError(f"grad: inputs[{i}] is a {item.dtype!r} Tensor; gradients exist only for "
+                             "differentiable (Float32) Tensors")
+    require_one_subtensor(output, "grad()")
+    retain_graph = bool(retain_graph)
+    if not batched:
+        validate_cotangent(output, cotangents, "cotangents")
+        return tuple(_run(output, as_float32(cotangents), inputs, retain_graph))
+    pieces = _batch_slices(output, cotangents)
+    per_cotangent = [_run(output, piece, inputs, retain_graph if k == len(pieces) - 1 else True)
+                     for k, piece in enumerate(pieces)]
+    return tuple(None if per_cotangent[0][i] is None else _stack(t, [run[i] for run in per_cotangent])
+                 for i, t in enumerate(inputs))

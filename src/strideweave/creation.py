@@ -1,0 +1,255 @@
+"""Building Tensors: from Python data, native arrays, storage, constants, ranges, random draws, blocks."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from .carriers import Carrier, carrier_for_array, kind_for_array, resolve, transfer
+from .dtypes import CompoundDType, DType, SimpleDType
+from .layout import Layout, Shape
+from .tensor import Tensor
+
+__all__ = ["tensor", "zeros", "ones", "full", "arange", "from_dlpack", "from_storage", "from_subtensors"]
+
+_NUMPY_NAMES = {"float32": DType.Float32, "float64": DType.Float64, "float16": DType.Float16,
+                "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32, "int64": DType.Int64,
+                "uint8": DType.UInt8, "bool": DType.Bool}
+
+
+def _shape_modes(shape: Any) -> tuple:
+    return shape.modes if isinstance(shape, Shape) else Shape(shape).modes
+
+
+def _python_values(data: Any, dtype: SimpleDType | None) -> tuple[np.ndarray, SimpleDType]:
+    """NumPy array and dtype for nested Python lists / scalars (floats -> Float32, ints -> Int32)."""
+    try:
+        host = np.asarray(data)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cannot build a Tensor from {data!r}: {exc}") from None
+    if host.dtype == object or host.dtype.kind not in "biuf":
+        raise TypeError(f"Tensor data must be numbers, bools or native arrays, got {data!r}")
+    if dtype is None:
+        dtype = DType.Bool if host.dtype.kind == "b" else DType.Float32 if host.dtype.kind == "f" else DType.Int32
+        if host.dtype.name in _NUMPY_NAMES and not isinstance(data, (list, tuple, int, float, bool)):
+            dtype = _NUMPY_NAMES[host.dtype.name]  # a NumPy scalar keeps its dtype
+    if not isinstance(dtype, SimpleDType):
+        raise TypeError(f"dtype must be a SimpleDType such as DType.Float32, got {dtype!r}")
+    return host.astype(dtype.name, copy=False), dtype
+
+
+def _canonical_tensor(host: np.ndarray, kind) -> Tensor:
+    """Copy host values into canonical storage of ``kind``."""
+    modes = tuple(int(e) for e in host.shape) or (1,)
+    flat = np.ravel(host, order="F")  # first axis fastest: canonical storage order
+    return Tensor._make(kind.from_array(transfer(np.ascontiguousarray(flat), kind)), Layout.canonical(modes), 0)
+
+
+def _wrap_native(array: Any) -> Tensor:
+    """Wrap a native array without copying where its strides allow."""
+    kind = kind_for_array(array)
+    if array.ndim == 0:
+        return Tensor._make(kind.from_array(kind.namespace.reshape(array, (1,))), Layout.canonical((1,)), 0)
+    shape = tuple(int(e) for e in array.shape)
+    if isinstance(array, np.ndarray) or type(array).__module__.startswith("torch"):
+        strided = _strided_storage(array, shape)
+        if strided is not None:
+            storage, strides = strided
+            return Tensor._make(kind.from_array(storage), Layout(shape, strides), 0)
+    # No stride information (JAX, array-api-strict): row-major flat storage.
+    row_major = [1] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        row_major[axis] = row_major[axis + 1] * shape[axis + 1]
+    flat = kind.namespace.reshape(array, (-1,))
+    return Tensor._make(kind.from_array(flat), Layout(shape, tuple(row_major)), 0)
+
+
+def _strided_storage(array: Any, shape: tuple) -> tuple[Any, tuple] | None:
+    """A 1-D view spanning ``array``'s memory and its element strides, or None (negative / odd strides)."""
+    if any(e == 0 for e in shape):
+        return None
+    if isinstance(array, np.ndarray):
+        item = array.itemsize
+        if any(s < 0 or s % item for s in array.strides):
+            return None
+        strides = tuple(s // item for s in array.strides)
+        span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
+        return np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,)), strides
+    strides = tuple(array.stride())
+    span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
+    return array.as_strided((span,), (1,), array.storage_offset()), strides
+
+
+def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, device: Any = None) -> Tensor:
+    """A Tensor from nested Python lists / scalars or a native array.
+
+    ``data[i][j]`` is the value at coordinate ``(i, j)``. Python floats give
+    Float32, ints Int32, bools Bool; a native array keeps its dtype and is
+    wrapped without copying where its strides allow, unless ``carrier``
+    names another carrier (then the values are copied there).
+    """
+    if isinstance(data, Tensor):
+        data = data.to_array()
+    try:
+        carrier_for_array(data)
+        native = not isinstance(data, np.generic)
+    except TypeError:
+        native = False
+    if not native:
+        host, dtype = _python_values(data, dtype)
+        return _canonical_tensor(host, resolve(carrier, device=device))
+    result = _wrap_native(data)
+    if carrier is not None or device is not None:
+        kind = resolve(carrier if carrier is not None else result._carriers[0].kind, device=device)
+        if kind != result._carriers[0].kind:
+            from .ops.manipulation import copy
+            from .operation import ExecutionOptions
+
+            result = copy(result, options=ExecutionOptions(carrier=kind))
+    if dtype is not None and dtype != result.dtype:
+        from .ops.manipulation import astype
+
+        result = astype(result, dtype)
+    return result
+
+
+def from_dlpack(x: Any) -> Tensor:
+    """A Tensor over any object exporting ``__dlpack__`` (no copy where the producer allows)."""
+    if isinstance(x, Tensor):
+        return x._alias()
+    try:
+        carrier_for_array(x)
+    except TypeError:
+        return tensor(np.from_dlpack(x))
+    return tensor(x)
+
+
+def from_storage(storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
+                 carrier: Any = None, device: Any = None) -> Tensor:
+    """View a flat sequence or 1-D native array through ``layout`` at ``offset``, as is."""
+    if not isinstance(layout, Layout):
+        raise TypeError(f"from_storage: layout must be a Layout, got {type(layout).__name__}: {layout!r}")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)) or offset < 0:
+        raise ValueError(f"from_storage: offset must be an int >= 0, got {offset!r}")
+    try:
+        kind = kind_for_array(storage)
+    except TypeError:
+        kind = None
+    if kind is None:
+        host, dtype = _python_values(storage, dtype)
+        if host.ndim != 1:
+            raise ValueError(f"from_storage: storage must be flat, got shape {host.shape}")
+        kind = resolve(carrier, device=device)
+        buffer = kind.from_array(transfer(host, kind))
+    else:
+        if storage.ndim != 1:
+            raise ValueError(f"from_storage: storage must be 1-D, got shape {tuple(storage.shape)}")
+        if carrier is not None or device is not None:
+            target = resolve(carrier if carrier is not None else kind, device=device)
+            storage = transfer(storage, target) if target != kind else storage
+            kind = target
+        buffer = kind.from_array(storage)
+        if dtype is not None and dtype != buffer.dtype:
+            buffer = kind.from_array(kind.namespace.astype(buffer.array, buffer.native_dtype(dtype)))
+    needed = int(offset) + layout.cosize
+    if layout.size and buffer.size < needed:
+        raise ValueError(f"from_storage: storage of {buffer.size} elements is shorter than offset + layout.cosize "
+                         f"= {offset} + {layout.cosize} = {needed} for layout {layout}")
+    return Tensor._make(buffer, layout, int(offset))
+
+
+def full(shape: Any, value: Any, dtype: SimpleDType | CompoundDType = DType.Float32, *, carrier: Any = None,
+         layout: Layout | None = None, device: Any = None) -> Tensor:
+    """A Tensor of ``shape`` filled with ``value``, stored in ``layout`` (default canonical)."""
+    modes = _shape_modes(shape)
+    if layout is None:
+        layout = Layout.canonical(modes)
+    elif not isinstance(layout, Layout):
+        raise TypeError(f"layout must be a Layout, got {layout!r}")
+    elif layout.shape.modes != modes:
+        raise ValueError(f"layout {layout} does not have the requested shape {Shape(modes)}")
+    kind = resolve(carrier, device=device)
+    fields = dtype.fields if isinstance(dtype, CompoundDType) else (("", dtype),)
+    carriers = []
+    for _, field_dtype in fields:
+        if not isinstance(field_dtype, SimpleDType):
+            raise TypeError(f"dtype must be a SimpleDType or CompoundDType, got {dtype!r}")
+        buffer = kind.allocate(layout.cosize, field_dtype)
+        if value != 0 and layout.cosize:
+            buffer = kind.from_array(kind.namespace.full(layout.cosize, value, dtype=buffer.native_dtype(),
+                                                         device=kind.device))
+        carriers.append(buffer)
+    if isinstance(dtype, CompoundDType):
+        return Tensor(carriers, layout, 0, dtype)
+    return Tensor._make(carriers[0], layout, 0)
+
+
+def zeros(shape: Any, dtype: SimpleDType | CompoundDType = DType.Float32, *, carrier: Any = None,
+          layout: Layout | None = None, device: Any = None) -> Tensor:
+    """A Tensor of zeros (``layout`` chooses the storage layout; default canonical)."""
+    return full(shape, 0, dtype, carrier=carrier, layout=layout, device=device)
+
+
+def ones(shape: Any, dtype: SimpleDType | CompoundDType = DType.Float32, *, carrier: Any = None,
+         layout: Layout | None = None, device: Any = None) -> Tensor:
+    """A Tensor of ones (``layout`` chooses the storage layout; default canonical)."""
+    return full(shape, 1, dtype, carrier=carrier, layout=layout, device=device)
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: SimpleDType | None = None,
+           carrier: Any = None, device: Any = None) -> Tensor:
+    """Evenly spaced values in ``[start, stop)`` (Int32 for int arguments, else Float32)."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        integral = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
+        dtype = DType.Int32 if integral else DType.Float32
+    host = np.arange(start, stop, step).astype(dtype.name)
+    return _canonical_tensor(host, resolve(carrier, device=device))
+
+
+def from_subtensors(blocks: Sequence[Tensor], mode: int = 0) -> Tensor:
+    """A multi-subtensor Tensor whose top-level ``mode`` concatenates ``blocks`` (no copy)."""
+    blocks = tuple(blocks)
+    if not blocks:
+        raise ValueError("from_subtensors needs at least one block")
+    for block in blocks:
+        if not isinstance(block, Tensor):
+            raise TypeError(f"from_subtensors expects Tensors, got {type(block).__name__}: {block!r}")
+        if block._blocks is not None or len(block._carriers) != 1:
+            raise ValueError("each block must be a one-subtensor Tensor on a single carrier")
+    first = blocks[0]
+    rank = first._layout.rank
+    mode = operator.index(mode)
+    if not -rank <= mode < rank:
+        raise IndexError(f"from_subtensors: mode {mode} is out of range for {rank} top-level modes")
+    mode %= rank
+    modes = first._layout.shape.modes
+    for block in blocks:
+        other = block._layout.shape.modes
+        if block.dtype != first.dtype:
+            raise ValueError(f"from_subtensors: blocks disagree on dtype ({first.dtype!r} and {block.dtype!r})")
+        if len(other) != rank or any(a != b for i, (a, b) in enumerate(zip(modes, other)) if i != mode):
+            raise ValueError(f"from_subtensors: block shapes {first.shape} and {block.shape} differ outside mode {mode}")
+        if not isinstance(other[mode], int):
+            raise ValueError(f"from_subtensors: mode {mode} of block shape {block.shape} is nested")
+    total = sum(block._layout.mode_sizes[mode] for block in blocks)
+    layout = Layout.canonical(modes[:mode] + (total,) + modes[mode + 1:])
+    result = object.__new__(Tensor)
+    result._init(tuple(block._carriers[0] for block in blocks), layout, 0, first.dtype, (blocks, mode))
+    return result
+
+
+def blocks_rev_array(t: Tensor, kind: Any = None) -> Any:
+    """The rev array of a multi-subtensor Tensor: its blocks joined along their mode."""
+    from .ops._support import operand
+
+    blocks, mode = t._blocks
+    kind = kind if kind is not None else blocks[0]._carriers[0].kind
+    xp = kind.namespace
+    rank = t._layout.rank
+    parts = [xp.reshape(operand(b, kind), b._layout.mode_sizes[::-1]) for b in blocks]
+    joined = xp.concat(parts, axis=rank - 1 - mode)
+    return xp.reshape(joined, t._layout.rev_leaf_shape)

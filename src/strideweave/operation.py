@@ -1,0 +1,149 @@
+"""The Operation base class: recording policy, saved inputs and versions, context, release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .autograd.mode import _state
+from .dtypes import DType
+from .tensor import Tensor
+
+__all__ = ["Operation", "ExecutionOptions"]
+
+_FLOAT32 = DType.Float32
+
+
+class ExecutionOptions:
+    """Where an operation runs: ``carrier`` (a carrier spec) and ``device``.
+
+    Needed when the operands live on different carriers; cotangents still flow
+    back to each input in its own carrier class.
+    """
+
+    __slots__ = ("carrier", "device")
+
+    def __init__(self, carrier: Any = None, device: Any = None) -> None:
+        self.carrier = carrier
+        self.device = device
+
+    def __repr__(self) -> str:
+        return f"ExecutionOptions(carrier={self.carrier!r}, device={self.device!r})"
+
+
+def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
+    """Every constituent carrier of ``inputs`` once, in first-seen order."""
+    seen: list = []
+    for tensor in inputs:
+        for carrier in tensor._carriers:
+            if not any(carrier is known for known in seen):
+                seen.append(carrier)
+    return seen
+
+
+class Operation:
+    """One forward call of a differentiable operation, and its autograd node.
+
+    Subclasses implement ``forward(*args, options=None) -> Tensor`` and
+    ``backward(gradient) -> tuple`` with one entry (a cotangent Tensor or
+    None) per saved Tensor input. Calling the instance runs ``forward`` with
+    graph construction disabled and then records the instance as the result's
+    ``autograd_ctx`` when the spec's recording conditions hold.
+    """
+
+    __slots__ = ("_inputs", "_versions", "_context", "_released", "_result_layout", "__dict__")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
+        # Initialised here rather than in __init__ so subclasses may define
+        # their own __init__ without calling ours.
+        self = object.__new__(cls)
+        self._inputs: tuple[Tensor, ...] = ()
+        self._versions: tuple[int, ...] = ()
+        self._context: dict | None = None
+        self._released = False
+        self._result_layout = None
+        return self
+
+    # -- the two methods a subclass writes -------------------------------------------
+    def forward(self, *args: Any, options: ExecutionOptions | None = None, **kwargs: Any) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} does not implement forward")
+
+    def backward(self, gradient: Tensor) -> tuple:
+        raise NotImplementedError(f"{type(self).__name__} does not implement backward")
+
+    # -- recording ----------------------------------------------------------------------
+    def __call__(self, *args: Any, options: ExecutionOptions | None = None, **kwargs: Any) -> Tensor:
+        if options is not None and not isinstance(options, ExecutionOptions):
+            raise TypeError(f"options must be an ExecutionOptions or None, got {options!r}")
+        if self._released or self._inputs:
+            raise RuntimeError(f"{type(self).__name__} instance was already called; create one per forward call")
+        state = _state
+        if not state.enabled:
+            return self.forward(*args, options=options, **kwargs)
+        state.enabled = False
+        try:
+            result = self.forward(*args, options=options, **kwargs)
+        finally:
+            state.enabled = True
+        if not isinstance(result, Tensor):
+            raise TypeError(f"{type(self).__name__}.forward must return a Tensor, got {type(result).__name__}")
+        inputs = tuple(arg for arg in args if isinstance(arg, Tensor))
+        if result._dtype is _FLOAT32 and any(t._dtype is _FLOAT32 for t in inputs):
+            if any(result is t for t in inputs):
+                # Recording on an input would rewrite that input's history.
+                result = result._alias()
+            self._inputs = inputs
+            self._result_layout = result._layout
+            if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
+                self._versions = (inputs[0]._carriers[0].version,)
+            else:
+                self._versions = tuple(c.version for c in _unique_carriers(inputs))
+            result._ctx = self
+        else:
+            self._context = None
+        return result
+
+    # -- saved state --------------------------------------------------------------------
+    def inputs(self) -> tuple[Tensor, ...]:
+        """The saved positional Tensor arguments, in argument order (empty once released)."""
+        return self._inputs
+
+    def input_versions(self) -> tuple[tuple[Any, int], ...]:
+        """``(carrier, version)`` for every unique constituent carrier of the saved inputs."""
+        return tuple(zip(_unique_carriers(self._inputs), self._versions))
+
+    @property
+    def context(self) -> dict:
+        """Saved forward state for ``backward`` (empty after graph release)."""
+        if self._context is None:
+            self._context = {}
+        return self._context
+
+    @property
+    def released(self) -> bool:
+        """Whether a traversal released this node's saved state."""
+        return self._released
+
+    def release(self) -> None:
+        """Drop saved inputs, versions and context; the node stays attached to its result."""
+        self._inputs = ()
+        self._versions = ()
+        self._context = None
+        self._released = True
+
+    def _check_versions(self) -> None:
+        """Raise RuntimeError when saved storage was modified after the forward pass."""
+        inputs = self._inputs
+        if len(self._versions) == 1 and len(inputs) == 1:
+            current = (inputs[0]._carriers[0].version,)
+        else:
+            current = tuple(c.version for c in _unique_carriers(inputs))
+        if current != self._versions:
+            raise RuntimeError(
+                f"one of the Tensors saved by {type(self).__name__} was modified by an in-place operation "
+                f"after the forward pass (saved versions {self._versions}, current versions {current}); "
+                "run backward before mutating saved storage"
+            )
+
+    def __repr__(self) -> str:
+        state = "released" if self._released else f"{len(self._inputs)} saved inputs"
+        return f"<{type(self).__name__} node, {state}>"

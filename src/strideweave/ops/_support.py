@@ -1,0 +1,240 @@
+"""Shared machinery of the operation library.
+
+Where an operation runs (placement), how operands are read as rev arrays
+(see docs/internals.md), how results are wrapped as canonical Tensors, the
+Array API broadcasting rule over top-level modes, and the one helper that
+turns a computed gradient into a cotangent in an input's exact layout.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Sequence
+
+from ..carriers import CarrierKind, resolve, transfer
+from ..dtypes import DType
+from ..layout import Layout
+from ..layout.int_tuple import leaves as _flatten_modes
+from ..operation import Operation
+from ..tensor import Tensor
+
+_FLOAT32 = DType.Float32
+
+
+# ----- placement ---------------------------------------------------------------------------------
+
+def kind_of(carrier) -> CarrierKind:
+    return CarrierKind(type(carrier), carrier.namespace, carrier.device)
+
+
+def _same_place(a, b) -> bool:
+    return a is b or (type(a) is type(b) and a.namespace is b.namespace and a.device == b.device)
+
+
+def place(tensors: Sequence[Tensor], options) -> CarrierKind:
+    """The carrier kind an operation on ``tensors`` runs on.
+
+    ``options.carrier`` decides when given; otherwise every operand must
+    already share one carrier kind (class, namespace and device).
+    """
+    if options is not None and options.carrier is not None:
+        return resolve(options.carrier, device=options.device)
+    first = tensors[0]._carriers[0]
+    for tensor in tensors:
+        for carrier in tensor._carriers:
+            if not _same_place(first, carrier):
+                raise TypeError(
+                    f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); "
+                    "pass options=ExecutionOptions(carrier=...) to say where the operation runs"
+                )
+    return kind_of(first)
+
+
+def _describe(carrier) -> str:
+    return f"{type(carrier).__name__} on {carrier.device}"
+
+
+def operand(tensor: Tensor, kind: CarrierKind) -> Any:
+    """The rev array of ``tensor``, moved onto ``kind`` when it lives elsewhere."""
+    carrier = tensor._carriers[0]
+    if tensor._blocks is None and type(carrier) is kind.cls and carrier.namespace is kind.namespace \
+            and carrier.device == kind.device:
+        return carrier.gather_rev(tensor._layout, tensor._offset)
+    if tensor._blocks is not None:
+        from ..creation import blocks_rev_array
+
+        return blocks_rev_array(tensor, kind)
+    return transfer(tensor.rev_array(), kind)
+
+
+def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
+    """A Tensor with canonical ``layout`` whose storage is the C-ordered rev array ``values``."""
+    flat = kind.namespace.reshape(values, (-1,))
+    return Tensor._make(kind.cls.from_array(flat), layout, 0)
+
+
+def canonical(modes: tuple) -> Layout:
+    return Layout.canonical(modes)
+
+
+def scalar_operand(value: Any, dtype, name: str) -> Any:
+    """Validate a Python scalar operand: it must not change the Tensor's dtype."""
+    if isinstance(value, bool):
+        if dtype is DType.Bool:
+            return value
+    elif isinstance(value, int):
+        if dtype.kind != "bool":
+            return value
+    elif isinstance(value, float):
+        if dtype.kind == "float":
+            return value
+    else:
+        raise TypeError(f"{name} expects Tensors or Python scalars, got {type(value).__name__}: {value!r}")
+    raise TypeError(f"{name}: the Python scalar {value!r} does not fit a {dtype!r} Tensor "
+                    "(scalars never change a Tensor's dtype)")
+
+
+def as_array_like(value: Any, like: Any, xp: Any) -> Any:
+    """A Python scalar as a 0-d array of ``like``'s dtype and device (for functions, not operators)."""
+    if isinstance(value, (int, float, bool)):
+        return xp.asarray(value, dtype=like.dtype, device=getattr(like, "device", None))
+    return value
+
+
+# ----- broadcasting over top-level modes ---------------------------------------------------------
+
+def _leaf_count(mode) -> int:
+    return 1 if isinstance(mode, int) else len(_flatten_modes(mode))
+
+
+def _mode_str(modes: tuple) -> str:
+    return str(modes).replace(" ", "")
+
+
+@lru_cache(maxsize=4096)
+def broadcast_modes(a: tuple, b: tuple) -> tuple:
+    """The Array API broadcast of two top-level mode tuples (right-aligned; extent 1 stretches)."""
+    if a == b:
+        return a
+    n = max(len(a), len(b))
+    a_full = (1,) * (n - len(a)) + a
+    b_full = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a_full, b_full):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"shapes {_mode_str(a)} and {_mode_str(b)} do not broadcast: mode {x} against {y} "
+                             "(a nested mode broadcasts only against an equal nested mode or an extent-1 leaf)")
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def leaves_of(modes: tuple) -> tuple:
+    """Leaf extents of a top-level mode tuple, depth first."""
+    return tuple(_flatten_modes(modes))
+
+
+@lru_cache(maxsize=4096)
+def expand_plan(source: tuple, target: tuple) -> tuple | None:
+    """Rev shape that lines ``source`` up with ``target``'s leaves (None: already lined up)."""
+    pad = len(target) - len(source)
+    natural: list[int] = []
+    for i, mode in enumerate(target):
+        mine = source[i - pad] if i >= pad else None
+        if mine is None or (mine == 1 and mode != 1):
+            natural.extend([1] * _leaf_count(mode))
+        else:
+            natural.extend(leaves_of((mine,)))
+    rev = tuple(reversed(natural))
+    return None if rev == tuple(reversed(leaves_of(source))) else rev
+
+
+def expand(values: Any, source: tuple, target: tuple, xp: Any) -> Any:
+    """Reshape a rev array of shape modes ``source`` so it broadcasts against ``target``'s rev array."""
+    plan = expand_plan(source, target)
+    return values if plan is None else xp.reshape(values, plan)
+
+
+@lru_cache(maxsize=4096)
+def reduce_plan(source: tuple, target: tuple) -> tuple:
+    """Rev axes to sum, and the final rev shape, to bring a ``target`` gradient back to ``source``."""
+    full = tuple(reversed(leaves_of(target)))
+    lined_up = expand_plan(source, target) or full
+    axes = tuple(i for i, (s, t) in enumerate(zip(lined_up, full)) if s == 1 and t != 1)
+    return axes, tuple(reversed(leaves_of(source)))
+
+
+def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any) -> Any:
+    """Sum a gradient over the modes broadcasting stretched, back to ``source``'s rev leaf shape."""
+    if source == target:
+        return values
+    axes, leaves = reduce_plan(source, target)
+    if axes:
+        values = xp.sum(values, axis=axes, keepdims=True)
+    if tuple(values.shape) != leaves:
+        values = xp.reshape(values, leaves)
+    return values
+
+
+# ----- cotangents in an input's exact layout ----------------------------------------------------
+
+def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None) -> Tensor:
+    """Build the cotangent for ``target`` from ``values`` (a rev array of its leaf shape).
+
+    The result lives on ``target``'s own carrier class and, for an injective
+    target, has exactly ``target.layout`` (holes zero); otherwise it uses the
+    canonical layout, as the spec requires of gradients for broadcast targets.
+    """
+    carrier = target._carriers[0]
+    if values_kind is not None and not (type(carrier) is values_kind.cls and carrier.namespace is values_kind.namespace
+                                        and carrier.device == values_kind.device):
+        values = transfer(values, kind_of(carrier))
+    layout = target._layout
+    xp = carrier.namespace
+    leaves = layout.rev_leaf_shape
+    if tuple(values.shape) != leaves:
+        values = xp.broadcast_to(values, leaves)
+    if layout.is_canonical() or not layout.is_injective():
+        flat = xp.reshape(values, (-1,))
+        return Tensor._make(type(carrier).from_array(flat), layout if layout.is_canonical()
+                            else Layout.canonical(layout.shape.modes), 0)
+    buffer = type(carrier).allocate(layout.cosize, carrier.dtype, like=carrier)
+    buffer.scatter_rev(layout, 0, values)
+    return Tensor._make(buffer, layout, 0)
+
+
+def gradient_values(gradient: Tensor, kind: CarrierKind) -> Any:
+    """The rev array of an incoming cotangent, on the carrier kind the operation ran on."""
+    return operand(gradient, kind)
+
+
+# ----- the base of built-in operations ------------------------------------------------------------
+
+class Primitive(Operation):
+    """Base of the built-in operations.
+
+    Built-ins keep their forward state in two slots rather than the
+    ``context`` dict: ``place`` (the carrier kind they ran on) and ``saved``
+    (whatever backward needs beyond the saved inputs). A million-node graph
+    then costs no dict per node. Release drops both with the rest.
+    """
+
+    __slots__ = ("place", "saved")
+
+    def __init__(self) -> None:
+        self.place = None
+        self.saved = None
+
+    def release(self) -> None:
+        Operation.release(self)
+        self.place = None
+        self.saved = None
+
+    def cotangents(self, grads: Sequence[Any]) -> tuple:
+        """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout."""
+        kind = self.place
+        return tuple(None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind)
+                     for t, g in zip(self._inputs, grads))

@@ -1,0 +1,407 @@
+"""Elementwise operations with their vector-Jacobian products, side by side.
+
+Every operation reads its operands as rev arrays, broadcasts them over
+top-level modes, and writes a fresh canonical result. Backward receives the
+result's cotangent, forms each operand's gradient in the result's rev space,
+sums it back over broadcast modes and hands it to ``Primitive.cotangents``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dtypes import DType
+from ..layout import Layout
+from ..tensor import Tensor
+from ._support import (Primitive, as_array_like, broadcast_modes, expand, operand, place, scalar_operand,
+                       unbroadcast, wrap)
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+    "negative", "exp", "log", "sqrt", "sin", "cos", "tanh", "abs",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+]
+
+_canonical = Layout.canonical
+
+
+# ----- Binary operations ------------------------------------------------------------------------
+
+class _Binary(Primitive):
+    """``compute(xp, a, b)`` forward, ``vjp(xp, g, a, b, out)`` -> (grad_a, grad_b) in result space.
+
+    A Python scalar operand stays a scalar; ``saved`` then records it and
+    its position, since only Tensors are saved inputs.
+    """
+
+    __slots__ = ()
+    keeps_result = False
+
+    def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
+        if isinstance(a, Tensor):
+            a_modes = a._layout.shape.modes
+            if isinstance(b, Tensor):
+                kind = place((a, b), options)
+                b_modes = b._layout.shape.modes
+                xp = kind.namespace
+                if a_modes == b_modes:
+                    modes, av, bv = a_modes, operand(a, kind), operand(b, kind)
+                else:
+                    modes = broadcast_modes(a_modes, b_modes)
+                    av = expand(operand(a, kind), a_modes, modes, xp)
+                    bv = expand(operand(b, kind), b_modes, modes, xp)
+            else:
+                kind = place((a,), options)
+                xp = kind.namespace
+                modes, av, bv = a_modes, operand(a, kind), scalar_operand(b, a._dtype, type(self).__name__)
+                self.saved = (bv, 1)
+        elif isinstance(b, Tensor):
+            kind = place((b,), options)
+            xp = kind.namespace
+            modes, av, bv = b._layout.shape.modes, scalar_operand(a, b._dtype, type(self).__name__), operand(b, kind)
+            self.saved = (av, 0)
+        else:
+            raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
+        self.place = kind
+        out = self.compute(xp, av, bv)
+        if self.keeps_result:
+            self.saved = (self.saved, out)
+        return wrap(out, _canonical(modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        xp = kind.namespace
+        g = operand(gradient, kind)
+        modes = gradient._layout.shape.modes
+        saved, out = self.saved if self.keeps_result else (self.saved, None)
+        inputs = self._inputs
+        if saved is None:
+            a, b = inputs
+            av = expand(operand(a, kind), a._layout.shape.modes, modes, xp)
+            bv = expand(operand(b, kind), b._layout.shape.modes, modes, xp)
+            ga, gb = self.vjp(xp, g, av, bv, out)
+            return self.cotangents((unbroadcast(ga, a._layout.shape.modes, modes, xp),
+                                    unbroadcast(gb, b._layout.shape.modes, modes, xp)))
+        scalar, scalar_position = saved
+        tensor_values = operand(inputs[0], kind)
+        if scalar_position == 1:
+            return self.cotangents((self.vjp(xp, g, tensor_values, scalar, out)[0],))
+        return self.cotangents((self.vjp(xp, g, scalar, tensor_values, out)[1],))
+
+
+class Add(_Binary):
+    __slots__ = ()
+
+    def compute(self, xp, a, b):
+        return a + b
+
+    def vjp(self, xp, g, a, b, out):
+        return g, g
+
+
+class Subtract(_Binary):
+    __slots__ = ()
+
+    def compute(self, xp, a, b):
+        return a - b
+
+    def vjp(self, xp, g, a, b, out):
+        return g, -g
+
+
+class Multiply(_Binary):
+    __slots__ = ()
+
+    def compute(self, xp, a, b):
+        return a * b
+
+    def vjp(self, xp, g, a, b, out):
+        return g * b, g * a
+
+
+class Divide(_Binary):
+    __slots__ = ()
+
+    def compute(self, xp, a, b):
+        return a / b
+
+    def vjp(self, xp, g, a, b, out):
+        grad_a = g / b
+        return grad_a, -grad_a * a / b
+
+
+class Power(_Binary):
+    __slots__ = ()
+    keeps_result = True
+
+    def compute(self, xp, a, b):
+        return a ** b
+
+    def vjp(self, xp, g, a, b, out):
+        grad_a = g * b * a ** (b - 1)
+        if isinstance(a, (int, float)):
+            # d/db a**b = a**b log a; zero for a non-positive base, as torch does at a == 0.
+            import math
+
+            grad_b = g * out * math.log(a) if a > 0 else g * 0
+        else:
+            positive = a > 0
+            grad_b = xp.where(positive, g * out * xp.log(xp.where(positive, a, xp.ones_like(a))),
+                              xp.zeros_like(out))
+        return grad_a, grad_b
+
+
+class Maximum(_Binary):
+    __slots__ = ()
+
+    def compute(self, xp, a, b):
+        return xp.maximum(a, as_array_like(b, a, xp)) if not isinstance(a, (int, float)) \
+            else xp.maximum(as_array_like(a, b, xp), b)
+
+    def vjp(self, xp, g, a, b, out):
+        return _select_vjp(xp, g, a, b, lambda x, y: x > y)
+
+
+class Minimum(_Binary):
+    __slots__ = ()
+
+    def compute(self, xp, a, b):
+        return xp.minimum(a, as_array_like(b, a, xp)) if not isinstance(a, (int, float)) \
+            else xp.minimum(as_array_like(a, b, xp), b)
+
+    def vjp(self, xp, g, a, b, out):
+        return _select_vjp(xp, g, a, b, lambda x, y: x < y)
+
+
+def _select_vjp(xp, g, a, b, wins):
+    """Route the gradient to the selected operand; ties split it evenly, as torch does."""
+    a_wins = wins(a, b)
+    tie = a == b
+    zero = g * 0
+    half = g * 0.5
+    grad_a = xp.where(a_wins, g, xp.where(tie, half, zero))
+    grad_b = xp.where(a_wins, zero, xp.where(tie, half, g))
+    return grad_a, grad_b
+
+
+def add(a, b, *, options=None) -> Tensor:
+    """Elementwise ``a + b`` with broadcasting over top-level modes."""
+    return Add()(a, b, options=options)
+
+
+def subtract(a, b, *, options=None) -> Tensor:
+    """Elementwise ``a - b``."""
+    return Subtract()(a, b, options=options)
+
+
+def multiply(a, b, *, options=None) -> Tensor:
+    """Elementwise ``a * b``."""
+    return Multiply()(a, b, options=options)
+
+
+def divide(a, b, *, options=None) -> Tensor:
+    """Elementwise ``a / b`` (floating-point operands)."""
+    return Divide()(a, b, options=options)
+
+
+def power(a, b, *, options=None) -> Tensor:
+    """Elementwise ``a ** b``; the exponent's gradient is zero where the base is not positive."""
+    return Power()(a, b, options=options)
+
+
+def maximum(a, b, *, options=None) -> Tensor:
+    """Elementwise maximum; at ties each operand receives half the gradient."""
+    return Maximum()(a, b, options=options)
+
+
+def minimum(a, b, *, options=None) -> Tensor:
+    """Elementwise minimum; at ties each operand receives half the gradient."""
+    return Minimum()(a, b, options=options)
+
+
+# ----- Unary operations ----------------------------------------------------------------------------
+
+class _Unary(Primitive):
+    """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
+
+    __slots__ = ()
+    keeps_result = False
+    needs_input = True
+
+    def forward(self, x: Any, *, options=None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
+        kind = place((x,), options)
+        self.place = kind
+        out = self.compute(kind.namespace, operand(x, kind))
+        if self.keeps_result:
+            self.saved = out
+        return wrap(out, _canonical(x._layout.shape.modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        x = operand(self._inputs[0], kind) if self.needs_input else None
+        return self.cotangents((self.vjp(kind.namespace, operand(gradient, kind), x, self.saved),))
+
+
+class Negative(_Unary):
+    __slots__ = ()
+    needs_input = False
+
+    def compute(self, xp, x):
+        return -x
+
+    def vjp(self, xp, g, x, out):
+        return -g
+
+
+class Exp(_Unary):
+    __slots__ = ()
+    keeps_result = True
+    needs_input = False
+
+    def compute(self, xp, x):
+        return xp.exp(x)
+
+    def vjp(self, xp, g, x, out):
+        return g * out
+
+
+class Log(_Unary):
+    __slots__ = ()
+
+    def compute(self, xp, x):
+        return xp.log(x)
+
+    def vjp(self, xp, g, x, out):
+        return g / x
+
+
+class Sqrt(_Unary):
+    __slots__ = ()
+    keeps_result = True
+    needs_input = False
+
+    def compute(self, xp, x):
+        return xp.sqrt(x)
+
+    def vjp(self, xp, g, x, out):
+        return g / (2 * out)
+
+
+class Sin(_Unary):
+    __slots__ = ()
+
+    def compute(self, xp, x):
+        return xp.sin(x)
+
+    def vjp(self, xp, g, x, out):
+        return g * xp.cos(x)
+
+
+class Cos(_Unary):
+    __slots__ = ()
+
+    def compute(self, xp, x):
+        return xp.cos(x)
+
+    def vjp(self, xp, g, x, out):
+        return -g * xp.sin(x)
+
+
+class Tanh(_Unary):
+    __slots__ = ()
+    keeps_result = True
+    needs_input = False
+
+    def compute(self, xp, x):
+        return xp.tanh(x)
+
+    def vjp(self, xp, g, x, out):
+        return g * (1 - out * out)
+
+
+class Abs(_Unary):
+    __slots__ = ()
+
+    def compute(self, xp, x):
+        return xp.abs(x)
+
+    def vjp(self, xp, g, x, out):
+        return g * xp.sign(x)
+
+
+def negative(x, *, options=None) -> Tensor:
+    """Elementwise ``-x``."""
+    return Negative()(x, options=options)
+
+
+def exp(x, *, options=None) -> Tensor:
+    """Elementwise exponential."""
+    return Exp()(x, options=options)
+
+
+def log(x, *, options=None) -> Tensor:
+    """Elementwise natural logarithm."""
+    return Log()(x, options=options)
+
+
+def sqrt(x, *, options=None) -> Tensor:
+    """Elementwise square root."""
+    return Sqrt()(x, options=options)
+
+
+def sin(x, *, options=None) -> Tensor:
+    """Elementwise sine."""
+    return Sin()(x, options=options)
+
+
+def cos(x, *, options=None) -> Tensor:
+    """Elementwise cosine."""
+    return Cos()(x, options=options)
+
+
+def tanh(x, *, options=None) -> Tensor:
+    """Elementwise hyperbolic tangent."""
+    return Tanh()(x, options=options)
+
+
+def abs(x, *, options=None) -> Tensor:  # noqa: A001 (Array API name)
+    """Elementwise absolute value; the gradient at zero is zero."""
+    return Abs()(x, options=options)
+
+
+# ----- Comparisons (never differentiable: Bool results record no node) ---------------------------
+
+class _Compare(_Binary):
+    __slots__ = ()
+    function = ""
+
+    def compute(self, xp, a, b):
+        if isinstance(a, (int, float)):
+            a = as_array_like(a, b, xp)
+        elif isinstance(b, (int, float)):
+            b = as_array_like(b, a, xp)
+        return getattr(xp, self.function)(a, b)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        return (None,) * len(self._inputs)
+
+
+def _comparison(name: str, doc: str):
+    op_class = type(name.title().replace("_", ""), (_Compare,), {"__slots__": (), "function": name})
+
+    def compare(a, b, *, options=None) -> Tensor:
+        return op_class()(a, b, options=options)
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"Elementwise ``{doc}`` as a Bool Tensor (not differentiable)."
+    return compare
+
+
+less = _comparison("less", "a < b")
+less_equal = _comparison("less_equal", "a <= b")
+greater = _comparison("greater", "a > b")
+greater_equal = _comparison("greater_equal", "a >= b")
+equal = _comparison("equal", "a == b")
+not_equal = _comparison("not_equal", "a != b")

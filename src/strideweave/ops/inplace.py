@@ -1,0 +1,43 @@
+"""In-place writes (``fill_``, ``copy_``, ``add_``, ``t[key] = value``): never recorded, they bump versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from ._support import broadcast_modes, expand, kind_of, operand, scalar_operand
+
+__all__ = ["write"]
+
+
+def write(target: Tensor, value: Any, add: bool) -> None:
+    """Write (or add) ``value``, broadcast to ``target``'s shape, through to its carrier.
+
+    Everything is validated and computed before the single write, so a
+    failure leaves storage and version untouched.
+    """
+    if target._blocks is not None or len(target._carriers) != 1:
+        raise NotImplementedError("in-place writes need a Tensor stored in one carrier")
+    carrier = target._carriers[0]
+    kind = kind_of(carrier)
+    xp = kind.namespace
+    layout = target._layout
+    modes = layout.shape.modes
+    if isinstance(value, (bool, int, float)):
+        values = scalar_operand(value, target._dtype, "in-place write")
+    else:
+        if not isinstance(value, Tensor):
+            from ..creation import tensor
+
+            value = tensor(value, carrier=kind)
+        value_modes = value._layout.shape.modes
+        if len(value_modes) > len(modes) or broadcast_modes(value_modes, modes) != modes:
+            raise ValueError(f"cannot write a value of shape {value.shape} into a Tensor of shape {target.shape}")
+        values = expand(operand(value, kind), value_modes, modes, xp)
+        if value._dtype != target._dtype:
+            values = xp.astype(values, carrier.native_dtype())
+        elif any(c is carrier for c in value._carriers):
+            values = xp.asarray(values, copy=True)  # the source may overlap the destination
+    if add:
+        values = carrier.gather_rev(layout, target._offset) + values
+    carrier.scatter_rev(layout, target._offset, values)

@@ -1,0 +1,179 @@
+"""matmul and tensordot over top-level modes, with their gradients.
+
+Nested modes take part as single axes, flattened colexicographically, which
+is exactly how canonical storage orders them. Two-mode matmul runs on rev
+arrays directly (C^T = B^T A^T), so its result is canonical storage with no
+transpose or copy.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from ..layout import Layout
+from ..tensor import Tensor, _modes_view
+from ._support import Primitive, broadcast_modes, operand, place, wrap
+
+__all__ = ["matmul", "tensordot"]
+
+
+def _mode_array(tensor: Tensor, kind) -> Any:
+    """Natural-order array with one axis per top-level mode."""
+    return _modes_view(operand(tensor, kind), tensor._layout, kind.namespace)
+
+
+def _to_rev(xp, natural: Any) -> Any:
+    return xp.permute_dims(natural, tuple(range(natural.ndim - 1, -1, -1))) if natural.ndim > 1 else natural
+
+
+def _natural_to_rev_leaves(xp, natural: Any, layout: Layout) -> Any:
+    return xp.reshape(_to_rev(xp, natural), layout.rev_leaf_shape)
+
+
+def _mode_rev(tensor: Tensor, kind) -> Any:
+    """Rev array with one axis per top-level mode (reversed), nested modes merged."""
+    values = operand(tensor, kind)
+    sizes = tensor._layout.mode_sizes[::-1]
+    return values if tuple(values.shape) == sizes else kind.namespace.reshape(values, sizes)
+
+
+class Matmul(Primitive):
+    """Array API ``matmul`` over top-level modes; ``saved`` holds the result modes."""
+
+    __slots__ = ()
+
+    def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
+        if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+            raise TypeError(f"matmul expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
+        kind = place((a, b), options)
+        xp = kind.namespace
+        a_modes, b_modes = a._layout.shape.modes, b._layout.shape.modes
+        ka = a._layout.mode_sizes[-1]
+        kb = b._layout.mode_sizes[-2] if len(b_modes) > 1 else b._layout.mode_sizes[0]
+        if ka != kb:
+            raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not fit: inner extents {ka} and {kb} differ")
+        self.place = kind
+        if len(a_modes) == 2 and len(b_modes) == 2:
+            out_modes = (a_modes[0], b_modes[1])
+            out = xp.matmul(_mode_rev(b, kind), _mode_rev(a, kind))
+        else:
+            a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
+            b_batch = b_modes[:-2] if len(b_modes) > 1 else ()
+            batch = broadcast_modes(a_batch, b_batch) if a_batch or b_batch else ()
+            out_modes = batch + ((a_modes[-2],) if len(a_modes) > 1 else ()) + ((b_modes[-1],) if len(b_modes) > 1 else ())
+            out = _to_rev(xp, xp.matmul(_mode_array(a, kind), _mode_array(b, kind)))
+            out_modes = out_modes or (1,)
+        return wrap(out, Layout.canonical(out_modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        xp = kind.namespace
+        a, b = self._inputs
+        if a._layout.rank == 2 and b._layout.rank == 2:
+            g = _mode_rev(gradient, kind)
+            a_rev, b_rev = _mode_rev(a, kind), _mode_rev(b, kind)
+            grad_a = xp.matmul(xp.matrix_transpose(b_rev), g)
+            grad_b = xp.matmul(g, xp.matrix_transpose(a_rev))
+            return self.cotangents((xp.reshape(grad_a, a._layout.rev_leaf_shape),
+                                    xp.reshape(grad_b, b._layout.rev_leaf_shape)))
+        A, B = _mode_array(a, kind), _mode_array(b, kind)
+        g = _modes_view(operand(gradient, kind), gradient._layout, xp)
+        a_vector, b_vector = A.ndim == 1, B.ndim == 1
+        if a_vector:
+            A = xp.reshape(A, (1,) + tuple(A.shape))
+        if b_vector:
+            B = xp.reshape(B, tuple(B.shape) + (1,))
+        g_shape = _broadcast_batch(tuple(A.shape[:-2]), tuple(B.shape[:-2])) + (A.shape[-2], B.shape[-1])
+        g = xp.reshape(g, g_shape)
+        grad_a = _sum_to(xp, xp.matmul(g, xp.matrix_transpose(B)), tuple(A.shape))
+        grad_b = _sum_to(xp, xp.matmul(xp.matrix_transpose(A), g), tuple(B.shape))
+        return self.cotangents((_natural_to_rev_leaves(xp, grad_a, a._layout),
+                                _natural_to_rev_leaves(xp, grad_b, b._layout)))
+
+
+def _broadcast_batch(a: tuple, b: tuple) -> tuple:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    return tuple(x if y == 1 else y for x, y in zip(a, b))
+
+
+def _sum_to(xp, values: Any, shape: tuple) -> Any:
+    """Sum leading and stretched batch axes so ``values`` has ``shape``."""
+    extra = values.ndim - len(shape)
+    if extra:
+        values = xp.sum(values, axis=tuple(range(extra)))
+    axes = tuple(i for i, (have, want) in enumerate(zip(values.shape, shape)) if want == 1 and have != 1)
+    if axes:
+        values = xp.sum(values, axis=axes, keepdims=True)
+    return values
+
+
+def matmul(a: Tensor, b: Tensor, *, options=None) -> Tensor:
+    """Matrix product over the last two top-level modes (Array API rules, batch modes broadcast)."""
+    return Matmul()(a, b, options=options)
+
+
+def _contracted_modes(modes: Any, rank_a: int, rank_b: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if isinstance(modes, bool):
+        raise TypeError(f"tensordot: modes must be an int or a pair of sequences, got {modes!r}")
+    if isinstance(modes, int):
+        if not 0 <= modes <= min(rank_a, rank_b):
+            raise ValueError(f"tensordot: cannot contract {modes} modes of Tensors with {rank_a} and {rank_b} modes")
+        return tuple(range(rank_a - modes, rank_a)), tuple(range(modes))
+    try:
+        first, second = modes
+        first = tuple(operator.index(m) % rank_a for m in first)
+        second = tuple(operator.index(m) % rank_b for m in second)
+    except (TypeError, ValueError):
+        raise TypeError(f"tensordot: modes must be an int or a pair of int sequences, got {modes!r}") from None
+    if len(first) != len(second) or len(set(first)) != len(first) or len(set(second)) != len(second):
+        raise ValueError(f"tensordot: modes {modes!r} must pair distinct modes one to one")
+    return first, second
+
+
+class Tensordot(Primitive):
+    """Contract the given top-level modes; ``saved`` holds the contracted mode pairs."""
+
+    __slots__ = ()
+
+    def forward(self, a: Any, b: Any, *, modes: Any = 2, options=None) -> Tensor:
+        if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+            raise TypeError(f"tensordot expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
+        kind = place((a, b), options)
+        xp = kind.namespace
+        ia, ib = _contracted_modes(modes, a._layout.rank, b._layout.rank)
+        a_modes, b_modes = a._layout.shape.modes, b._layout.shape.modes
+        for i, j in zip(ia, ib):
+            if a_modes[i] != b_modes[j]:
+                raise ValueError(f"tensordot: mode {i} of shape {a.shape} and mode {j} of shape {b.shape} differ")
+        self.place = kind
+        self.saved = (ia, ib)
+        out = xp.tensordot(_mode_array(a, kind), _mode_array(b, kind), axes=(list(ia), list(ib)))
+        out_modes = tuple(m for i, m in enumerate(a_modes) if i not in ia) + \
+            tuple(m for j, m in enumerate(b_modes) if j not in ib)
+        return wrap(_to_rev(xp, out), Layout.canonical(out_modes or (1,)), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        xp = kind.namespace
+        a, b = self._inputs
+        ia, ib = self.saved
+        A, B = _mode_array(a, kind), _mode_array(b, kind)
+        fa = [i for i in range(A.ndim) if i not in ia]
+        fb = [j for j in range(B.ndim) if j not in ib]
+        g = xp.reshape(_modes_view(operand(gradient, kind), gradient._layout, xp),
+                       tuple(A.shape[i] for i in fa) + tuple(B.shape[j] for j in fb))
+        grad_a = xp.tensordot(g, B, axes=(list(range(len(fa), len(fa) + len(fb))), fb))
+        order_a = fa + [ia[k] for k in sorted(range(len(ib)), key=lambda k: ib[k])]
+        grad_a = xp.permute_dims(grad_a, tuple(order_a.index(i) for i in range(A.ndim)))
+        grad_b = xp.tensordot(A, g, axes=(fa, list(range(len(fa)))))
+        order_b = [ib[k] for k in sorted(range(len(ia)), key=lambda k: ia[k])] + fb
+        grad_b = xp.permute_dims(grad_b, tuple(order_b.index(j) for j in range(B.ndim)))
+        return self.cotangents((_natural_to_rev_leaves(xp, grad_a, a._layout),
+                                _natural_to_rev_leaves(xp, grad_b, b._layout)))
+
+
+def tensordot(a: Tensor, b: Tensor, modes: int | Sequence[Sequence[int]] = 2, *, options=None) -> Tensor:
+    """Contract top-level ``modes`` of ``a`` and ``b`` (an int N: last N of a with first N of b)."""
+    return Tensordot()(a, b, modes=modes, options=options)

@@ -1,0 +1,291 @@
+"""Joining, selecting and converting: concat, stack, where, clip, astype, copy, detach."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from ..dtypes import CompoundDType, SimpleDType
+from ..layout import Layout
+from ..tensor import Tensor
+from ._support import (Primitive, as_array_like, broadcast_modes, expand, leaves_of, operand, place, unbroadcast,
+                       wrap)
+
+__all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
+
+
+def _mode_rev(tensor: Tensor, kind) -> Any:
+    values = operand(tensor, kind)
+    sizes = tensor._layout.mode_sizes[::-1]
+    return values if tuple(values.shape) == sizes else kind.namespace.reshape(values, sizes)
+
+
+def _check_tensors(tensors: Sequence[Any], name: str) -> tuple[Tensor, ...]:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError(f"{name} needs at least one Tensor")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} expects Tensors, got {type(t).__name__}: {t!r}")
+    return tensors
+
+
+def _mode_index(mode: Any, rank: int, name: str) -> int:
+    index = operator.index(mode)
+    if not -rank <= index < rank:
+        raise IndexError(f"{name}: mode {index} is out of range for {rank} top-level modes")
+    return index % rank
+
+
+# ----- concat / stack ---------------------------------------------------------------------------------
+
+class Concat(Primitive):
+    """Join Tensors along one top-level mode; ``saved`` holds (rev axis, extents)."""
+
+    __slots__ = ()
+
+    def forward(self, *tensors: Tensor, mode: int = 0, options=None) -> Tensor:
+        tensors = _check_tensors(tensors, "concat")
+        first = tensors[0]
+        rank = first._layout.rank
+        mode = _mode_index(mode, rank, "concat")
+        modes = first._layout.shape.modes
+        for t in tensors:
+            other = t._layout.shape.modes
+            if len(other) != rank or any(a != b for i, (a, b) in enumerate(zip(modes, other)) if i != mode):
+                raise ValueError(f"concat: shapes {first.shape} and {t.shape} differ outside mode {mode}")
+            if not isinstance(other[mode], int):
+                raise ValueError(f"concat: mode {mode} of shape {t.shape} is nested; concatenate along a leaf mode")
+        kind = place(tensors, options)
+        axis = rank - 1 - mode
+        extents = tuple(t._layout.mode_sizes[mode] for t in tensors)
+        self.place = kind
+        self.saved = (axis, extents)
+        out = kind.namespace.concat([_mode_rev(t, kind) for t in tensors], axis=axis)
+        out_modes = modes[:mode] + (sum(extents),) + modes[mode + 1:]
+        return wrap(out, Layout.canonical(out_modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        axis, extents = self.saved
+        g = _mode_rev(gradient, kind)
+        grads, start = [], 0
+        for t, extent in zip(self._inputs, extents):
+            index = tuple(slice(start, start + extent) if a == axis else slice(None) for a in range(g.ndim))
+            grads.append(kind.namespace.reshape(g[index], t._layout.rev_leaf_shape))
+            start += extent
+        return self.cotangents(grads)
+
+
+def concat(tensors: Sequence[Tensor], mode: int = 0, *, options=None) -> Tensor:
+    """Concatenate Tensors along top-level ``mode`` (a leaf mode); other modes must match."""
+    return Concat()(*_check_tensors(tensors, "concat"), mode=mode, options=options)
+
+
+class Stack(Primitive):
+    """Stack equal-shape Tensors along a new top-level mode; ``saved`` is the rev axis."""
+
+    __slots__ = ()
+
+    def forward(self, *tensors: Tensor, mode: int = 0, options=None) -> Tensor:
+        tensors = _check_tensors(tensors, "stack")
+        modes = tensors[0]._layout.shape.modes
+        for t in tensors:
+            if t._layout.shape.modes != modes:
+                raise ValueError(f"stack: shapes {tensors[0].shape} and {t.shape} differ")
+        rank = len(modes) + 1
+        mode = _mode_index(mode, rank, "stack")
+        kind = place(tensors, options)
+        axis = rank - 1 - mode
+        self.place = kind
+        self.saved = axis
+        out = kind.namespace.stack([_mode_rev(t, kind) for t in tensors], axis=axis)
+        return wrap(out, Layout.canonical(modes[:mode] + (len(tensors),) + modes[mode:]), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        g = _mode_rev(gradient, kind)
+        axis = self.saved
+        grads = []
+        for i, t in enumerate(self._inputs):
+            index = tuple(i if a == axis else slice(None) for a in range(g.ndim))
+            grads.append(kind.namespace.reshape(g[index], t._layout.rev_leaf_shape))
+        return self.cotangents(grads)
+
+
+def stack(tensors: Sequence[Tensor], mode: int = 0, *, options=None) -> Tensor:
+    """Stack equal-shape Tensors along a new top-level ``mode``."""
+    return Stack()(*_check_tensors(tensors, "stack"), mode=mode, options=options)
+
+
+# ----- selection --------------------------------------------------------------------------------------
+
+class _Selecting(Primitive):
+    """Ops over several broadcast operands, some of which may be Python scalars."""
+
+    __slots__ = ()
+
+    def operands(self, args: Sequence[Any], options) -> tuple:
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if not tensors:
+            raise TypeError(f"{type(self).__name__.lower()} needs at least one Tensor operand")
+        kind = place(tensors, options)
+        modes = tensors[0]._layout.shape.modes
+        for t in tensors[1:]:
+            modes = broadcast_modes(modes, t._layout.shape.modes)
+        values = [expand(operand(a, kind), a._layout.shape.modes, modes, kind.namespace)
+                  if isinstance(a, Tensor) else a for a in args]
+        return kind, modes, values
+
+
+class Where(_Selecting):
+    """``where(condition, a, b)``; ``saved`` holds the non-Tensor operands and their positions."""
+
+    __slots__ = ()
+
+    def forward(self, condition: Any, a: Any, b: Any, *, options=None) -> Tensor:
+        if not isinstance(condition, Tensor):
+            raise TypeError(f"where: condition must be a Bool Tensor, got {type(condition).__name__}")
+        kind, modes, (c, av, bv) = self.operands((condition, a, b), options)
+        xp = kind.namespace
+        like = av if not isinstance(av, (int, float)) else bv
+        if isinstance(like, (int, float)):
+            raise TypeError("where needs at least one of a and b to be a Tensor")
+        av, bv = as_array_like(av, like, xp), as_array_like(bv, like, xp)
+        self.place = kind
+        self.saved = tuple(isinstance(x, Tensor) for x in (condition, a, b))
+        return wrap(xp.where(c, av, bv), Layout.canonical(modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        xp = kind.namespace
+        g = operand(gradient, kind)
+        modes = gradient._layout.shape.modes
+        inputs = iter(self._inputs)
+        condition = next(inputs)
+        c = expand(operand(condition, kind), condition._layout.shape.modes, modes, xp)
+        zero = xp.zeros_like(g)
+        grads = [None]
+        for is_tensor, picked in zip(self.saved[1:], (xp.where(c, g, zero), xp.where(c, zero, g))):
+            if is_tensor:
+                t = next(inputs)
+                grads.append(unbroadcast(picked, t._layout.shape.modes, modes, xp))
+        return self.cotangents(grads)
+
+
+def where(condition: Tensor, a: Any, b: Any, *, options=None) -> Tensor:
+    """``a`` where ``condition`` holds, else ``b`` (broadcast; the condition gets no gradient)."""
+    return Where()(condition, a, b, options=options)
+
+
+class Clip(_Selecting):
+    """``clip(x, min, max)``: the gradient flows to whichever operand is selected."""
+
+    __slots__ = ()
+
+    def forward(self, x: Any, low: Any = None, high: Any = None, *, options=None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"clip expects a Tensor, got {type(x).__name__}")
+        args = [a for a in (x, low, high) if a is not None]
+        kind, modes, values = self.operands(args, options)
+        xp = kind.namespace
+        xv = values[0]
+        bounds = dict(zip([n for n, a in (("low", low), ("high", high)) if a is not None], values[1:]))
+        out = xv
+        if "low" in bounds:
+            out = xp.maximum(out, as_array_like(bounds["low"], xv, xp))
+        if "high" in bounds:
+            out = xp.minimum(out, as_array_like(bounds["high"], xv, xp))
+        self.place = kind
+        self.saved = tuple((name, isinstance(a, Tensor), a if not isinstance(a, Tensor) else None)
+                           for name, a in (("low", low), ("high", high)) if a is not None)
+        return wrap(xp.broadcast_to(out, tuple(reversed(leaves_of(modes)))), Layout.canonical(modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        xp = kind.namespace
+        modes = gradient._layout.shape.modes
+        g = operand(gradient, kind)
+        inputs = list(self._inputs)
+        x = inputs.pop(0)
+        xv = expand(operand(x, kind), x._layout.shape.modes, modes, xp)
+        zero = xp.zeros_like(g)
+        keep = None
+        grads = []
+        for name, is_tensor, scalar in self.saved:
+            bound = inputs.pop(0) if is_tensor else None
+            bv = expand(operand(bound, kind), bound._layout.shape.modes, modes, xp) if is_tensor \
+                else as_array_like(scalar, xv, xp)
+            beyond = xv < bv if name == "low" else xv > bv
+            keep = ~beyond if keep is None else keep & ~beyond
+            if is_tensor:
+                grads.append((bound, xp.where(beyond, g, zero)))
+        grad_x = xp.where(keep, g, zero) if keep is not None else g
+        out = [unbroadcast(grad_x, x._layout.shape.modes, modes, xp)]
+        out += [unbroadcast(gb, b._layout.shape.modes, modes, xp) for b, gb in grads]
+        return self.cotangents(out)
+
+
+def clip(x: Tensor, min: Any = None, max: Any = None, *, options=None) -> Tensor:  # noqa: A002
+    """Limit ``x`` to ``[min, max]`` (scalars or Tensors); the gradient goes to the selected operand."""
+    return Clip()(x, min, max, options=options)
+
+
+# ----- conversion ----------------------------------------------------------------------------------
+
+class Astype(Primitive):
+    """Convert to another SimpleDType (recorded only Float32 -> Float32, per the spec)."""
+
+    __slots__ = ()
+
+    def forward(self, x: Any, *, dtype: SimpleDType, options=None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"astype expects a Tensor, got {type(x).__name__}")
+        if not isinstance(dtype, SimpleDType) or isinstance(dtype, CompoundDType):
+            raise TypeError(f"astype expects a SimpleDType such as DType.Float32, got {dtype!r}")
+        kind = place((x,), options)
+        self.place = kind
+        carrier = x._carriers[0]
+        native = carrier.native_dtype(dtype)
+        values = kind.namespace.astype(operand(x, kind), native)
+        return wrap(values, Layout.canonical(x._layout.shape.modes), kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        return self.cotangents((operand(gradient, self.place),))
+
+
+def astype(x: Tensor, dtype: SimpleDType, *, options=None) -> Tensor:
+    """A copy of ``x`` converted to ``dtype``, in fresh canonical storage."""
+    return Astype()(x, dtype=dtype, options=options)
+
+
+class Copy(Primitive):
+    """Identity into fresh canonical storage."""
+
+    __slots__ = ()
+
+    def forward(self, x: Any, *, options=None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"copy expects a Tensor, got {type(x).__name__}")
+        kind = place((x,), options)
+        self.place = kind
+        values = operand(x, kind)
+        xp = kind.namespace
+        # reshape(-1) may return a view of x's storage; a copy must not alias it.
+        flat = xp.asarray(xp.reshape(values, (-1,)), copy=True)
+        return Tensor._make(kind.cls.from_array(flat), Layout.canonical(x._layout.shape.modes), 0)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        return self.cotangents((operand(gradient, self.place),))
+
+
+def copy(x: Tensor, *, options=None) -> Tensor:
+    """A differentiable copy of ``x`` in fresh canonical storage (on ``options.carrier`` if given)."""
+    return Copy()(x, options=options)
+
+
+def detach(x: Tensor) -> Tensor:
+    """A Tensor sharing ``x``'s storage with no autograd history (never recorded)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"detach expects a Tensor, got {type(x).__name__}")
+    return x._alias()

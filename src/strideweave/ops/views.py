@@ -1,0 +1,272 @@
+"""Differentiable views: indexing, view, permute, transpose, reshape, broadcast_to.
+
+A view shares its source's carriers and only changes the layout and
+offset. Views are linear, so every one of them shares one backward
+(``view_cotangent``): it writes the view's cotangent into a zero buffer over
+the source's storage window and reads it back through the source layout.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from ..layout import Layout, Shape
+from ..tensor import Tensor
+from ._support import Primitive, broadcast_modes, kind_of, leaves_of, operand, wrap
+
+__all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
+
+
+def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor) -> Tensor:
+    """The cotangent of ``source`` given the cotangent of a view of its storage.
+
+    Each storage slot the view addresses receives the view's gradient there
+    (the engine has already aggregated a broadcast view, so every position
+    of one slot holds the same value). An injective source reads the slots
+    back in its own layout; a broadcast source gets the slot value at the
+    first logical position of each slot and zero elsewhere, so the engine's
+    aggregation for the source restores exactly the slot value.
+    """
+    carrier = source._carriers[0]
+    kind = kind_of(carrier)
+    xp = kind.namespace
+    s_layout, s_offset = source._layout, source._offset
+    values = operand(gradient, kind)
+    lo = min(s_offset, view_offset)
+    hi = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize)
+    buffer = type(carrier).allocate(hi - lo, carrier.dtype, like=carrier)
+    buffer.scatter_rev(view_layout, view_offset - lo, values)
+    if s_layout.is_injective():
+        return Tensor._make(buffer, s_layout, s_offset - lo)
+    slots = buffer.gather_rev(s_layout, s_offset - lo)
+    rev_shape = s_layout.rev_leaf_shape
+    rev_strides = tuple(reversed(s_layout.leaf_stride))
+    first = None
+    for axis, (extent, stride) in enumerate(zip(rev_shape, rev_strides)):
+        if stride == 0 and extent > 1:
+            shape = [1] * len(rev_shape)
+            shape[axis] = extent
+            is_first = xp.reshape(xp.arange(extent, device=carrier.device) == 0, tuple(shape))
+            first = is_first if first is None else first & is_first
+    picked = slots if first is None else xp.where(first, slots, xp.zeros_like(slots))
+    return wrap(xp.broadcast_to(picked, rev_shape), Layout.canonical(s_layout.shape.modes), kind)
+
+
+class View(Primitive):
+    """A view of the only input; ``saved`` is the view's offset."""
+
+    __slots__ = ()
+
+    def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
+        self.saved = offset
+        result = Tensor._make(x._carriers[0], layout, offset)
+        result._dtype = x._dtype
+        return result
+
+    def backward(self, gradient: Tensor) -> tuple:
+        return (view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
+
+
+def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
+    if len(x._carriers) != 1:
+        if x._blocks is None:
+            raise NotImplementedError(f"{name} of a compound Tensor is not supported")
+        from .manipulation import copy
+
+        x = copy(x)
+    return View()(x, layout=layout, offset=offset)
+
+
+# ----- indexing ------------------------------------------------------------------------------------
+
+def _index(value: Any, extent: int, mode: int) -> int:
+    index = operator.index(value)
+    if not -extent <= index < extent:
+        raise IndexError(f"index {index} is out of range for mode {mode} of extent {extent}")
+    return index % extent
+
+
+def _nested_offset(index: int, shape: tuple, stride: tuple) -> int:
+    """Offset of a colexicographic index inside a nested mode."""
+    offset = 0
+    for extent, step in zip(leaves_of(shape), leaves_of(stride)):
+        offset += (index % extent) * step
+        index //= extent
+    return offset
+
+
+def _single_leaf(shape: tuple, stride: tuple) -> tuple[int, int] | None:
+    """A nested mode as one (extent, stride) leaf, when its leaves are contiguous in colex order."""
+    pairs = [(e, s) for e, s in zip(leaves_of(shape), leaves_of(stride)) if e != 1]
+    if not pairs:
+        return 1, 0
+    extent, step = pairs[0]
+    for e, s in pairs[1:]:
+        if s != step * extent:
+            return None
+        extent *= e
+    return extent, step
+
+
+def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
+    """Layout and offset of ``tensor[key]``: one int or slice (step > 0) per top-level mode."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    rank = layout.rank
+    if len(key) > rank:
+        raise IndexError(f"too many indices: {len(key)} given for a Tensor with {rank} top-level modes")
+    shape_out, stride_out = [], []
+    for mode, (shape, stride) in enumerate(zip(layout.shape.modes, layout.stride.modes)):
+        k = key[mode] if mode < len(key) else slice(None)
+        extent = layout.mode_sizes[mode]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(extent)
+            if k.step is not None and k.step <= 0:
+                raise ValueError(f"slice step must be > 0, got {k.step} for mode {mode}")
+            count = len(range(start, stop, step))
+            if start == 0 and step == 1 and count == extent:
+                shape_out.append(shape)
+                stride_out.append(stride)
+                continue
+            leaf = (shape, stride) if isinstance(shape, int) else _single_leaf(shape, stride)
+            if leaf is None:
+                raise IndexError(f"mode {mode} is nested as {shape}; only a full slice or an int can index it")
+            offset += start * leaf[1] if count else 0
+            shape_out.append(count)
+            stride_out.append(leaf[1] * step)
+        elif isinstance(k, bool) or not hasattr(k, "__index__"):
+            raise TypeError(f"indices must be ints or slices, got {k!r} for mode {mode}")
+        else:
+            index = _index(k, extent, mode)
+            offset += index * stride if isinstance(shape, int) else _nested_offset(index, shape, stride)
+    if not shape_out:
+        return Layout(Shape(1), (1,)), offset
+    return Layout(tuple(shape_out), tuple(stride_out)), offset
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]``: a differentiable view sharing ``x``'s carrier (ints drop their mode)."""
+    layout, offset = index_layout(x._layout, x._offset, key)
+    return _make_view(x, layout, offset, "indexing")
+
+
+# ----- layout views ---------------------------------------------------------------------------------
+
+def view(x: Tensor, layout: Layout) -> Tensor:
+    """View ``x``'s storage, from its offset, through an arbitrary ``layout``."""
+    if not isinstance(layout, Layout):
+        raise TypeError(f"view expects a Layout, got {type(layout).__name__}: {layout!r}")
+    size = x._carriers[0].size
+    if layout.size and x._offset + layout.cosize > size:
+        raise ValueError(f"layout {layout} needs offset + cosize = {x._offset} + {layout.cosize} elements "
+                         f"but the storage holds {size}")
+    return _make_view(x, layout, x._offset, "view")
+
+
+def permute(x: Tensor, order: Sequence[int]) -> Tensor:
+    """Reorder the top-level modes: mode i of the result is mode ``order[i]`` of ``x``."""
+    rank = x._layout.rank
+    try:
+        order = tuple(operator.index(i) % rank if -rank <= operator.index(i) < rank else -1 for i in order)
+    except TypeError:
+        raise TypeError(f"permute expects a sequence of ints, got {order!r}") from None
+    if sorted(order) != list(range(rank)):
+        raise ValueError(f"permute order {order!r} is not a permutation of the {rank} top-level modes")
+    shape, stride = x._layout.shape.modes, x._layout.stride.modes
+    layout = Layout(tuple(shape[i] for i in order), tuple(stride[i] for i in order))
+    return _make_view(x, layout, x._offset, "permute")
+
+
+def transpose(x: Tensor, order: Sequence[int] | None = None) -> Tensor:
+    """Reverse the top-level modes (NumPy's default), or permute them by ``order``."""
+    return permute(x, tuple(range(x._layout.rank - 1, -1, -1)) if order is None else order)
+
+
+def _target_modes(shape: Any) -> tuple:
+    return shape.modes if isinstance(shape, Shape) else Shape(shape).modes
+
+
+def _zeros_like_modes(mode: Any) -> Any:
+    return 0 if isinstance(mode, int) else tuple(_zeros_like_modes(m) for m in mode)
+
+
+def broadcast_to(x: Tensor, shape: Any) -> Tensor:
+    """Stretch ``x`` to ``shape`` with stride-0 modes (Array API rule, right-aligned)."""
+    target = _target_modes(shape)
+    source = x._layout.shape.modes
+    if len(source) > len(target) or broadcast_modes(source, target) != target:
+        raise ValueError(f"cannot broadcast shape {x.shape} to {Shape(target)}")
+    pad = len(target) - len(source)
+    strides = []
+    for i, mode in enumerate(target):
+        mine = source[i - pad] if i >= pad else None
+        if mine is None or (mine == 1 and mode != 1):
+            strides.append(_zeros_like_modes(mode))
+        else:
+            strides.append(x._layout.stride.modes[i - pad])
+    return _make_view(x, Layout(target, tuple(strides)), x._offset, "broadcast_to")
+
+
+def _reshape_strides(layout: Layout, new_leaves: tuple) -> list[int] | None:
+    """Strides that view ``layout``'s colexicographic sequence with ``new_leaves``, or None."""
+    old = [[e, s] for e, s in zip(layout.leaf_shape, layout.leaf_stride) if e != 1]
+    strides: list[int] = []
+    position = 0
+    for extent in new_leaves:
+        if extent == 1:
+            strides.append(0)
+            continue
+        if position >= len(old):
+            return None
+        remaining, step = old[position]
+        while remaining < extent:
+            # Merge with the next old leaf when it continues this one contiguously.
+            if position + 1 >= len(old) or extent % remaining or old[position + 1][1] != step * remaining:
+                return None
+            position += 1
+            remaining *= old[position][0]
+            old[position] = [remaining, step]
+        if remaining % extent:
+            return None
+        strides.append(step)
+        if remaining == extent:
+            position += 1
+        else:
+            old[position] = [remaining // extent, step * extent]
+    return strides
+
+
+def _restructure(modes: tuple, flat: list[int]) -> tuple:
+    out = []
+    it = iter(flat)
+
+    def build(mode):
+        return next(it) if isinstance(mode, int) else tuple(build(m) for m in mode)
+
+    for mode in modes:
+        out.append(build(mode))
+    return tuple(out)
+
+
+def reshape(x: Tensor, shape: Any) -> Tensor:
+    """Same values in colexicographic order (first mode fastest) under a new shape.
+
+    A view whenever the layout allows it; otherwise a copy into canonical
+    storage followed by a view.
+    """
+    target = _target_modes(shape)
+    canonical = Layout.canonical(target)
+    if canonical.size != x._layout.size:
+        raise ValueError(f"cannot reshape a Tensor of shape {x.shape} ({x._layout.size} elements) "
+                         f"to {Shape(target)} ({canonical.size} elements)")
+    if x._layout.is_canonical() and x._blocks is None:
+        return _make_view(x, canonical, x._offset, "reshape")
+    strides = _reshape_strides(x._layout, leaves_of(target)) if x._blocks is None else None
+    if strides is None:
+        from .manipulation import copy
+
+        return _make_view(copy(x), canonical, 0, "reshape")
+    return _make_view(x, Layout(target, _restructure(target, strides)), x._offset, "reshape")

@@ -1,0 +1,418 @@
+"""Tensor: constituent carriers viewed through a placement layout at an offset, with a logical dtype."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .autograd.mode import no_grad
+from .carriers import Carrier
+from .dtypes import CompoundDType, DType, SimpleDType
+from .layout import Layout, Shape
+
+__all__ = ["Tensor"]
+
+_FLOAT32 = DType.Float32
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    """Host NumPy copy (or view, where the backend allows) of any native array."""
+    if isinstance(array, np.ndarray):
+        return array
+    if type(array).__module__.startswith("torch"):
+        return array.detach().cpu().numpy()
+    try:
+        return np.asarray(array)
+    except (TypeError, ValueError, RuntimeError):
+        return np.from_dlpack(array)
+
+
+class Tensor:
+    """A view, through a hierarchical ``layout`` at ``offset``, into flat carrier storage.
+
+    Build Tensors with ``sw.tensor``, ``Tensor.from_storage``, the creation
+    functions, or operations; the constructor itself takes already-built
+    carriers and is meant for library authors.
+    """
+
+    __slots__ = ("_carriers", "_layout", "_offset", "_dtype", "_grad", "_ctx", "_retains_grad", "_blocks", "__weakref__")
+    # Lets ``numpy_scalar * tensor`` reach Tensor.__rmul__ instead of NumPy.
+    __array_priority__ = 1000
+
+    def __init__(self, carriers: Carrier | Sequence[Carrier], layout: Layout, offset: int = 0,
+                 dtype: SimpleDType | CompoundDType | None = None) -> None:
+        if isinstance(carriers, Carrier):
+            carriers = (carriers,)
+        carriers = tuple(carriers)
+        if not carriers or not all(isinstance(c, Carrier) for c in carriers):
+            raise TypeError(f"Tensor needs one or more Carrier instances, got {carriers!r}")
+        if not isinstance(layout, Layout):
+            raise TypeError(f"layout must be a Layout, got {layout!r}")
+        offset = _as_index(offset, "offset")
+        if dtype is None:
+            if len(carriers) != 1:
+                raise ValueError("a Tensor with several carriers needs an explicit CompoundDType")
+            dtype = carriers[0].dtype
+        if isinstance(dtype, CompoundDType):
+            if len(dtype.fields) != len(carriers):
+                raise ValueError(f"{dtype!r} has {len(dtype.fields)} fields but {len(carriers)} carriers were given")
+            for (name, field_dtype), carrier in zip(dtype.fields, carriers):
+                if carrier.dtype != field_dtype:
+                    raise ValueError(f"field {name!r} is {field_dtype!r} but its carrier holds {carrier.dtype!r}")
+        elif not isinstance(dtype, SimpleDType):
+            raise TypeError(f"dtype must be a SimpleDType or CompoundDType, got {dtype!r}")
+        elif len(carriers) != 1 or carriers[0].dtype != dtype:
+            raise ValueError(f"dtype {dtype!r} does not match the carrier dtype {carriers[0].dtype!r}")
+        for carrier in carriers:
+            if layout.size and offset + layout.cosize > carrier.size:
+                raise ValueError(
+                    f"storage of {carrier.size} elements is shorter than offset + layout.cosize = "
+                    f"{offset} + {layout.cosize} for layout {layout}"
+                )
+        self._init(carriers, layout, offset, dtype)
+
+    def _init(self, carriers, layout, offset, dtype, blocks=None) -> None:
+        self._carriers = carriers
+        self._layout = layout
+        self._offset = offset
+        self._dtype = dtype
+        self._grad = None
+        self._ctx = None
+        self._retains_grad = False
+        self._blocks = blocks
+
+    @classmethod
+    def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> "Tensor":
+        """Trusted hot-path constructor for a one-carrier Tensor (no validation)."""
+        tensor = object.__new__(cls)
+        tensor._carriers = (carrier,)
+        tensor._layout = layout
+        tensor._offset = offset
+        tensor._dtype = carrier.dtype
+        tensor._grad = None
+        tensor._ctx = None
+        tensor._retains_grad = False
+        tensor._blocks = None
+        return tensor
+
+    def _alias(self) -> "Tensor":
+        """A new Tensor over the same storage, with no autograd history."""
+        alias = object.__new__(Tensor)
+        alias._init(self._carriers, self._layout, self._offset, self._dtype, self._blocks)
+        return alias
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def from_storage(cls, storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
+                     carrier: Any = None, device: Any = None) -> "Tensor":
+        """View a flat sequence or 1-D native array through ``layout`` as is (stride 0, holes and all)."""
+        from .creation import from_storage
+
+        return from_storage(storage, layout, dtype, offset=offset, carrier=carrier, device=device)
+
+    @classmethod
+    def from_subtensors(cls, blocks: Sequence["Tensor"], mode: int = 0) -> "Tensor":
+        """A multi-subtensor Tensor whose top-level ``mode`` concatenates ``blocks`` (no copy)."""
+        from .creation import from_subtensors
+
+        return from_subtensors(blocks, mode)
+
+    # -- attributes ---------------------------------------------------------------------------
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    @property
+    def shape(self) -> Shape:
+        return self._layout.shape
+
+    @property
+    def dtype(self) -> SimpleDType | CompoundDType:
+        return self._dtype
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    @property
+    def carriers(self) -> tuple[Carrier, ...]:
+        """Every constituent carrier: one per compound field, or per subtensor."""
+        return self._carriers
+
+    @property
+    def carrier(self) -> Carrier:
+        """The single carrier; ValueError for a Tensor stored in several."""
+        if len(self._carriers) != 1:
+            raise ValueError(f"this Tensor has {len(self._carriers)} carriers; use .carriers")
+        return self._carriers[0]
+
+    @property
+    def subtensors(self) -> tuple["Tensor", ...]:
+        """The blocks of the authoritative representation (just ``(self,)`` in the common case)."""
+        return (self,) if self._blocks is None else self._blocks[0]
+
+    @property
+    def device(self) -> Any:
+        return self._carriers[0].device
+
+    @property
+    def size(self) -> int:
+        return self._layout.size
+
+    @property
+    def rank(self) -> int:
+        return self._layout.rank
+
+    ndim = rank
+
+    def __len__(self) -> int:
+        return self._layout.mode_sizes[0]
+
+    # -- autograd surface (spec) ---------------------------------------------------------------
+    def is_differentiable(self) -> bool:
+        """True exactly when the logical dtype is DType.Float32."""
+        return self._dtype is _FLOAT32
+
+    def _require_differentiable(self, what: str) -> None:
+        if self._dtype is not _FLOAT32:
+            raise RuntimeError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}")
+
+    @property
+    def grad(self) -> "Tensor | None":
+        """Accumulated gradient (None until a traversal or a caller sets one)."""
+        self._require_differentiable("reading .grad")
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is None:
+            self._grad = None
+            return
+        self._require_differentiable("assigning .grad")
+        if not isinstance(value, Tensor):
+            raise TypeError(f".grad must be a Tensor or None, got {type(value).__name__}")
+        if value.shape != self.shape:
+            raise ValueError(f".grad must have shape {self.shape}, got {value.shape}")
+        self._grad = value
+
+    @property
+    def autograd_ctx(self):
+        """The Operation that produced this Tensor (None for a leaf)."""
+        return self._ctx
+
+    @autograd_ctx.setter
+    def autograd_ctx(self, operation) -> None:
+        if operation is not None:
+            self._require_differentiable("assigning autograd_ctx")
+        self._ctx = operation
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._ctx is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self, retain: bool = True) -> None:
+        """Keep (or stop keeping) this Tensor's own gradient in ``.grad`` during traversals."""
+        self._require_differentiable("retain_grad()")
+        self._retains_grad = bool(retain)
+
+    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool = False) -> None:
+        """Propagate ``gradient`` (default: unit cotangent for a scalar) through the graph."""
+        from .autograd.engine import backward
+
+        backward(self, gradient, retain_graph)
+
+    @staticmethod
+    def backwards_traversal(gradient: "Tensor", operation, retain_graph: bool = False) -> None:
+        """Propagate ``gradient`` from the autograd node ``operation`` (None: no graph)."""
+        from .autograd.engine import backwards_traversal
+
+        backwards_traversal(gradient, operation, retain_graph)
+
+    # -- values --------------------------------------------------------------------------------
+    def rev_array(self) -> Any:
+        """Native array with one axis per leaf mode, in reverse leaf order (see docs/internals.md)."""
+        if self._blocks is not None:
+            from .creation import blocks_rev_array
+
+            return blocks_rev_array(self)
+        if len(self._carriers) != 1:
+            raise TypeError(f"a {self._dtype!r} Tensor has one array per field; use to_array()")
+        return self._carriers[0].gather_rev(self._layout, self._offset)
+
+    def to_array(self) -> Any:
+        """Native array with one axis per top-level mode (nested modes flattened colexicographically).
+
+        A compound Tensor gives a dict of such arrays, one per field.
+        """
+        if isinstance(self._dtype, CompoundDType):
+            return {name: _modes_view(c.gather_rev(self._layout, self._offset), self._layout, c.namespace)
+                    for (name, _), c in zip(self._dtype.fields, self._carriers)}
+        xp = self._carriers[0].namespace
+        return _modes_view(self.rev_array(), self._layout, xp)
+
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array with one axis per top-level mode."""
+        if isinstance(self._dtype, CompoundDType):
+            arrays = {k: to_numpy(v) for k, v in self.to_array().items()}
+            out = np.empty(self._layout.mode_sizes, dtype=[(k, v.dtype) for k, v in arrays.items()])
+            for k, v in arrays.items():
+                out[k] = v
+            return out
+        return to_numpy(self.to_array())
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.numpy()
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+        return np.array(out, copy=True) if copy else out
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def item(self) -> Any:
+        """The single value of a size-1 Tensor as a Python scalar."""
+        if self._layout.size != 1:
+            raise ValueError(f"item() needs a Tensor with exactly one element, this one has {self._layout.size}")
+        return self.numpy().reshape(-1)[0].item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.to_array().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.to_array().__dlpack_device__()
+
+    def __repr__(self) -> str:
+        try:
+            values = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+        except Exception as exc:  # a repr must never raise
+            values = f"<unreadable: {exc}>"
+        carrier = "+".join(sorted({type(c).__name__ for c in self._carriers}))
+        extra = ", grad_fn=" + type(self._ctx).__name__ if self._ctx is not None else ""
+        return f"Tensor({values}, dtype={self._dtype!r}, layout={self._layout}, carrier={carrier}{extra})"
+
+    # -- indexing and in-place writes ---------------------------------------------------------
+    def __getitem__(self, key) -> "Tensor":
+        from .ops.views import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        with no_grad():
+            from .ops.views import getitem
+
+            target = getitem(self, key)
+        target._write(value, add=False)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Write ``value`` to every element (not recorded; bumps the carrier version)."""
+        self._write(value, add=False)
+        return self
+
+    def copy_(self, source: Any) -> "Tensor":
+        """Write ``source`` (broadcast to this shape) into this Tensor's storage."""
+        self._write(source, add=False)
+        return self
+
+    def add_(self, other: Any) -> "Tensor":
+        """Add ``other`` (broadcast to this shape) into this Tensor's storage."""
+        self._write(other, add=True)
+        return self
+
+    def _write(self, value: Any, add: bool) -> None:
+        from .ops.inplace import write
+
+        write(self, value, add)
+
+    # -- operators -----------------------------------------------------------------------------
+    __hash__ = object.__hash__
+
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.subtract(self, other)
+    def __rsub__(self, other): return _ops.subtract(other, self)
+    def __mul__(self, other): return _ops.multiply(self, other)
+    def __rmul__(self, other): return _ops.multiply(other, self)
+    def __truediv__(self, other): return _ops.divide(self, other)
+    def __rtruediv__(self, other): return _ops.divide(other, self)
+    def __pow__(self, other): return _ops.power(self, other)
+    def __rpow__(self, other): return _ops.power(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __lt__(self, other): return _ops.less(self, other)
+    def __le__(self, other): return _ops.less_equal(self, other)
+    def __gt__(self, other): return _ops.greater(self, other)
+    def __ge__(self, other): return _ops.greater_equal(self, other)
+    def __eq__(self, other): return _ops.equal(self, other)  # type: ignore[override]
+    def __ne__(self, other): return _ops.not_equal(self, other)  # type: ignore[override]
+
+    # -- method forms of the operation library ---------------------------------------------------
+    def exp(self): return _ops.exp(self)
+    def log(self): return _ops.log(self)
+    def sqrt(self): return _ops.sqrt(self)
+    def sin(self): return _ops.sin(self)
+    def cos(self): return _ops.cos(self)
+    def tanh(self): return _ops.tanh(self)
+    def abs(self): return _ops.abs(self)
+    def sum(self, modes=None, keepdims=False): return _ops.sum(self, modes=modes, keepdims=keepdims)
+    def mean(self, modes=None, keepdims=False): return _ops.mean(self, modes=modes, keepdims=keepdims)
+    def max(self, modes=None, keepdims=False): return _ops.max(self, modes=modes, keepdims=keepdims)
+    def min(self, modes=None, keepdims=False): return _ops.min(self, modes=modes, keepdims=keepdims)
+    def prod(self, modes=None, keepdims=False): return _ops.prod(self, modes=modes, keepdims=keepdims)
+    def matmul(self, other): return _ops.matmul(self, other)
+    def clip(self, min=None, max=None): return _ops.clip(self, min, max)
+    def maximum(self, other): return _ops.maximum(self, other)
+    def minimum(self, other): return _ops.minimum(self, other)
+    def astype(self, dtype): return _ops.astype(self, dtype)
+    def copy(self): return _ops.copy(self)
+    def detach(self): return _ops.detach(self)
+    def view(self, layout): return _ops.view(self, layout)
+    def permute(self, order): return _ops.permute(self, order)
+    def transpose(self, order=None): return _ops.transpose(self, order)
+    def reshape(self, shape): return _ops.reshape(self, shape)
+    def broadcast_to(self, shape): return _ops.broadcast_to(self, shape)
+
+    @property
+    def T(self) -> "Tensor":
+        return _ops.transpose(self)
+
+
+def _as_index(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return int(value)
+
+
+def _modes_view(rev: Any, layout: Layout, xp: Any) -> Any:
+    """Turn a rev array into one axis per top-level mode, in natural mode order."""
+    mode_sizes = layout.mode_sizes
+    if len(mode_sizes) == 1:
+        return rev if rev.ndim == 1 else xp.reshape(rev, mode_sizes)
+    if rev.ndim != len(mode_sizes):
+        rev = xp.reshape(rev, mode_sizes[::-1])
+    return xp.permute_dims(rev, tuple(range(len(mode_sizes) - 1, -1, -1)))
+
+
+from . import ops as _ops  # noqa: E402  (operators need the library; ops imports Tensor)
