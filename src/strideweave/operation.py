@@ -84,22 +84,30 @@ class Operation:
             result = self.forward(*args, options=options, **kwargs)
         finally:
             state.enabled = True
-        if not isinstance(result, Tensor):
+        if result.__class__ is not Tensor and not isinstance(result, Tensor):
             raise TypeError(f"{type(self).__name__}.forward must return a Tensor, got {type(result).__name__}")
-        inputs = tuple(arg for arg in args if isinstance(arg, Tensor))
-        if result._dtype is _FLOAT32 and any(t._dtype is _FLOAT32 for t in inputs):
-            if any(result is t for t in inputs):
-                # Recording on an input would rewrite that input's history.
-                result = result._alias()
-            self._inputs = inputs
-            self._result_layout = result._layout
-            if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
-                self._versions = (inputs[0]._carriers[0].version,)
-            else:
-                self._versions = tuple(c.version for c in _unique_carriers(inputs))
-            result._ctx = self
+        if result._dtype is not _FLOAT32:
+            self._context = None
+            return result
+        inputs = tuple([arg for arg in args if isinstance(arg, Tensor)])
+        for tensor in inputs:
+            if tensor._dtype is _FLOAT32:
+                break
         else:
             self._context = None
+            return result
+        for tensor in inputs:
+            if tensor is result:
+                # Recording on an input would rewrite that input's history.
+                result = result._alias()
+                break
+        self._inputs = inputs
+        self._result_layout = result._layout
+        if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
+            self._versions = (inputs[0]._carriers[0]._version,)
+        else:
+            self._versions = tuple([c._version for c in _unique_carriers(inputs)])
+        result._ctx = self
         return result
 
     # -- saved state --------------------------------------------------------------------
@@ -134,9 +142,9 @@ class Operation:
         """Raise RuntimeError when saved storage was modified after the forward pass."""
         inputs = self._inputs
         if len(self._versions) == 1 and len(inputs) == 1:
-            current = (inputs[0]._carriers[0].version,)
+            current = (inputs[0]._carriers[0]._version,)
         else:
-            current = tuple(c.version for c in _unique_carriers(inputs))
+            current = tuple([c._version for c in _unique_carriers(inputs)])
         if current != self._versions:
             raise RuntimeError(
                 f"one of the Tensors saved by {type(self).__name__} was modified by an in-place operation "

@@ -103,7 +103,8 @@ class Traversal:
                 for tensor, contribution in zip(inputs, grads):
                     if contribution is None or tensor._dtype is not _FLOAT32:
                         continue
-                    validate_cotangent(tensor, contribution, f"the cotangent {type(node).__name__} produced")
+                    if contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
+                        validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
                     child = tensor._ctx
                     if child is None:
                         tkey = id(tensor)

@@ -69,11 +69,13 @@ class Carrier:
     them as read-only (numpy views of non-canonical layouts are marked so).
     """
 
-    __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size",
+    __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size", "_kind",
                  "_version", "_cache", "__weakref__")
 
     #: name used in error messages and by ``resolve``; set by subclasses
     backend = "abstract"
+    #: whether native arrays have a ``.reshape`` method (cheaper than ``xp.reshape``)
+    native_methods = False
 
     # ----- construction ---------------------------------------------------
 
@@ -100,6 +102,22 @@ class Carrier:
         self._size = int(array.shape[0])
         self._version = 0
         self._cache = None
+        self._kind = None
+
+    @classmethod
+    def _adopt(cls, array1d, xp, device):
+        """Wrap a 1-D array an operation just computed on this kind (hot path: no checks)."""
+        self = object.__new__(cls)
+        self._array = array1d
+        self._xp = xp
+        self._device = device
+        self._dtype = cls._sw_dtype_in(xp, array1d.dtype)
+        self._native = array1d.dtype
+        self._size = array1d.shape[0]
+        self._version = 0
+        self._cache = None
+        self._kind = None
+        return self
 
     @classmethod
     def from_array(cls, array1d):
@@ -197,7 +215,9 @@ class Carrier:
 
     @classmethod
     def _sw_dtype_in(cls, xp, native):
-        table = _FROM_NATIVE.setdefault(id(xp), {})
+        table = _FROM_NATIVE.get(id(xp))
+        if table is None:
+            table = _FROM_NATIVE[id(xp)] = {}
         try:
             return table[native]
         except (KeyError, TypeError):
@@ -237,8 +257,11 @@ class Carrier:
     @property
     def kind(self):
         """The :class:`CarrierKind` (class, namespace, device) of this carrier."""
-        from .registry import CarrierKind
-        return CarrierKind(type(self), self._xp, self._device)
+        kind = self._kind
+        if kind is None:
+            from .registry import CarrierKind
+            kind = self._kind = CarrierKind(type(self), self._xp, self._device)
+        return kind
 
     def __repr__(self):
         return (f"{type(self).__name__}(size={self._size}, dtype={self._dtype!r}, "

@@ -41,6 +41,7 @@ class JaxCarrier(Carrier):
     """Storage in a 1-D JAX array; ``device`` is a ``jax.Device``."""
 
     __slots__ = ()
+    native_methods = True
     backend = "jax"
 
     # ----- class hooks ---------------------------------------------------------

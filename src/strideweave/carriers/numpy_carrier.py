@@ -27,6 +27,7 @@ class NumpyCarrier(Carrier):
     """Storage in a 1-D numpy array on the CPU (``device == "cpu"``)."""
 
     __slots__ = ()
+    native_methods = True
     backend = "numpy"
 
     # ----- class hooks ---------------------------------------------------------
@@ -87,8 +88,10 @@ class NumpyCarrier(Carrier):
     def gather_rev(self, layout, offset=0):
         if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
             offset = _checked_offset(self, layout, offset)
-        rs = layout.leaf_shape[::-1]
+        rs = layout.rev_leaf_shape
         if layout.is_canonical():
+            if len(rs) == 1 and offset == 0 and rs[0] == self._size:
+                return self._array
             return self._array[offset:offset + layout.size].reshape(rs)
         return self._strided(rs, layout.leaf_stride[::-1], offset, False)
 

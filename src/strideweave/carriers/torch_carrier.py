@@ -45,6 +45,7 @@ class TorchCarrier(Carrier):
     """Storage in a 1-D torch tensor; ``device`` is a ``torch.device``."""
 
     __slots__ = ()
+    native_methods = True
     backend = "torch"
 
     # ----- class hooks ---------------------------------------------------------

@@ -153,6 +153,11 @@ def _rebuild_layout(shape_modes: tuple, stride_modes: tuple) -> "Layout":
     return Layout._trusted(shape_modes, stride_modes)
 
 
+# Already-normalised mode tuples -> canonical layout: the hot path of every
+# operation skips re-validating modes it built itself.
+_CANONICAL_BY_MODES: dict = {}
+
+
 @functools.lru_cache(maxsize=4096)
 def _canonical(shape_modes: tuple) -> "Layout":
     # Running product over the leaves, depth first, extent-1 leaves included.
@@ -235,13 +240,20 @@ class Layout:
         Each leaf's stride is the product of the extents of all leaves before
         it, depth first: ``canonical((2, (4, 3)))`` is ``(2,(4,3)):(1,(2,8))``.
         """
+        if type(shape) is tuple:
+            hit = _CANONICAL_BY_MODES.get(shape)
+            if hit is not None:
+                return hit
         if type(shape) is Shape:
             modes = shape._modes
         elif isinstance(shape, _Modes):
             raise TypeError(f"Layout.canonical: expected a Shape or raw modes, got {type(shape).__name__} {shape}")
         else:
             modes = normalize_modes(shape, "Shape")
-        return _canonical(modes)
+        result = _canonical(modes)
+        if type(shape) is tuple and shape == modes and len(_CANONICAL_BY_MODES) < 4096:
+            _CANONICAL_BY_MODES[modes] = result
+        return result
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Layout is immutable")

@@ -24,11 +24,12 @@ _FLOAT32 = DType.Float32
 # ----- placement ---------------------------------------------------------------------------------
 
 def kind_of(carrier) -> CarrierKind:
-    return CarrierKind(type(carrier), carrier.namespace, carrier.device)
+    kind = carrier._kind
+    return kind if kind is not None else carrier.kind
 
 
 def _same_place(a, b) -> bool:
-    return a is b or (type(a) is type(b) and a.namespace is b.namespace and a.device == b.device)
+    return a is b or (a.__class__ is b.__class__ and a._xp is b._xp and a._device == b._device)
 
 
 def place(tensors: Sequence[Tensor], options) -> CarrierKind:
@@ -40,6 +41,8 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
     if options is not None and options.carrier is not None:
         return resolve(options.carrier, device=options.device)
     first = tensors[0]._carriers[0]
+    if len(tensors) == 1 and tensors[0]._blocks is None:
+        return kind_of(first)
     for tensor in tensors:
         for carrier in tensor._carriers:
             if not _same_place(first, carrier):
@@ -57,8 +60,8 @@ def _describe(carrier) -> str:
 def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     """The rev array of ``tensor``, moved onto ``kind`` when it lives elsewhere."""
     carrier = tensor._carriers[0]
-    if tensor._blocks is None and type(carrier) is kind.cls and carrier.namespace is kind.namespace \
-            and carrier.device == kind.device:
+    cls, xp, device = kind
+    if carrier.__class__ is cls and carrier._xp is xp and tensor._blocks is None and carrier._device == device:
         return carrier.gather_rev(tensor._layout, tensor._offset)
     if tensor._blocks is not None:
         from ..creation import blocks_rev_array
@@ -69,8 +72,9 @@ def operand(tensor: Tensor, kind: CarrierKind) -> Any:
 
 def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     """A Tensor with canonical ``layout`` whose storage is the C-ordered rev array ``values``."""
-    flat = kind.namespace.reshape(values, (-1,))
-    return Tensor._make(kind.cls.from_array(flat), layout, 0)
+    cls, xp, device = kind
+    flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+    return Tensor._make(cls._adopt(flat, xp, device), layout, 0)
 
 
 def canonical(modes: tuple) -> Layout:
@@ -189,19 +193,20 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     canonical layout, as the spec requires of gradients for broadcast targets.
     """
     carrier = target._carriers[0]
-    if values_kind is not None and not (type(carrier) is values_kind.cls and carrier.namespace is values_kind.namespace
-                                        and carrier.device == values_kind.device):
+    cls = carrier.__class__
+    xp = carrier._xp
+    if values_kind is not None and not (cls is values_kind[0] and xp is values_kind[1]
+                                        and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
     layout = target._layout
-    xp = carrier.namespace
     leaves = layout.rev_leaf_shape
-    if tuple(values.shape) != leaves:
+    if values.shape != leaves:
         values = xp.broadcast_to(values, leaves)
     if layout.is_canonical() or not layout.is_injective():
-        flat = xp.reshape(values, (-1,))
-        return Tensor._make(type(carrier).from_array(flat), layout if layout.is_canonical()
-                            else Layout.canonical(layout.shape.modes), 0)
-    buffer = type(carrier).allocate(layout.cosize, carrier.dtype, like=carrier)
+        flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+        return Tensor._make(cls._adopt(flat, xp, carrier._device), layout if layout.is_canonical()
+                            else Layout.canonical(layout._shape_modes), 0)
+    buffer = cls.allocate(layout.cosize, carrier.dtype, like=carrier)
     buffer.scatter_rev(layout, 0, values)
     return Tensor._make(buffer, layout, 0)
 

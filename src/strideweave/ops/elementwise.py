@@ -36,6 +36,8 @@ class _Binary(Primitive):
 
     __slots__ = ()
     keeps_result = False
+    #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
+    scalar_vjp_reads_tensor = True
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if isinstance(a, Tensor):
@@ -80,17 +82,25 @@ class _Binary(Primitive):
             av = expand(operand(a, kind), a._layout.shape.modes, modes, xp)
             bv = expand(operand(b, kind), b._layout.shape.modes, modes, xp)
             ga, gb = self.vjp(xp, g, av, bv, out)
-            return self.cotangents((unbroadcast(ga, a._layout.shape.modes, modes, xp),
-                                    unbroadcast(gb, b._layout.shape.modes, modes, xp)))
+            return self.cotangents((unbroadcast(ga, a._layout._shape_modes, modes, xp),
+                                    unbroadcast(gb, b._layout._shape_modes, modes, xp)))
         scalar, scalar_position = saved
-        tensor_values = operand(inputs[0], kind)
+        tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
         if scalar_position == 1:
-            return self.cotangents((self.vjp(xp, g, tensor_values, scalar, out)[0],))
-        return self.cotangents((self.vjp(xp, g, scalar, tensor_values, out)[1],))
+            return self.cotangents((self.vjp_first(xp, g, tensor_values, scalar, out),))
+        return self.cotangents((self.vjp_second(xp, g, scalar, tensor_values, out),))
+
+    # Scalar pairings need one side only; the defaults take it from ``vjp``.
+    def vjp_first(self, xp, g, a, b, out):
+        return self.vjp(xp, g, a, b, out)[0]
+
+    def vjp_second(self, xp, g, a, b, out):
+        return self.vjp(xp, g, a, b, out)[1]
 
 
 class Add(_Binary):
     __slots__ = ()
+    scalar_vjp_reads_tensor = False
 
     def compute(self, xp, a, b):
         return a + b
@@ -98,9 +108,15 @@ class Add(_Binary):
     def vjp(self, xp, g, a, b, out):
         return g, g
 
+    def vjp_first(self, xp, g, a, b, out):
+        return g
+
+    vjp_second = vjp_first
+
 
 class Subtract(_Binary):
     __slots__ = ()
+    scalar_vjp_reads_tensor = False
 
     def compute(self, xp, a, b):
         return a - b
@@ -108,15 +124,28 @@ class Subtract(_Binary):
     def vjp(self, xp, g, a, b, out):
         return g, -g
 
+    def vjp_first(self, xp, g, a, b, out):
+        return g
+
+    def vjp_second(self, xp, g, a, b, out):
+        return -g
+
 
 class Multiply(_Binary):
     __slots__ = ()
+    scalar_vjp_reads_tensor = False
 
     def compute(self, xp, a, b):
         return a * b
 
     def vjp(self, xp, g, a, b, out):
         return g * b, g * a
+
+    def vjp_first(self, xp, g, a, b, out):
+        return g * b
+
+    def vjp_second(self, xp, g, a, b, out):
+        return g * a
 
 
 class Divide(_Binary):
