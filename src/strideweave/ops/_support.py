@@ -166,7 +166,7 @@ def expand(values: Any, source: tuple, target: tuple, xp: Any) -> Any:
 def reduce_plan(source: tuple, target: tuple) -> tuple:
     """Rev axes to sum, and the final rev shape, to bring a ``target`` gradient back to ``source``."""
     full = tuple(reversed(leaves_of(target)))
-    lined_up = expand_plan(source, target) or full
+    lined_up = expand_plan(source, target) or tuple(reversed(leaves_of(source)))
     axes = tuple(i for i, (s, t) in enumerate(zip(lined_up, full)) if s == 1 and t != 1)
     return axes, tuple(reversed(leaves_of(source)))
 
