@@ -147,9 +147,9 @@ class Operation:
             current = tuple([c._version for c in _unique_carriers(inputs)])
         if current != self._versions:
             raise RuntimeError(
-                f"one of the Tensors saved by {type(self).__name__} was modified by an in-place operation "
-                f"after the forward pass (saved versions {self._versions}, current versions {current}); "
-                "run backward before mutating saved storage"
+                f"in-place modification detected: storage saved by {type(self).__name__} for backward was "
+                f"modified after the forward pass (saved versions {self._versions}, current versions "
+                f"{current}); run backward before mutating saved storage"
             )
 
     def __repr__(self) -> str:

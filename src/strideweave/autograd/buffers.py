@@ -43,23 +43,22 @@ def validate_cotangent(target: Tensor, cotangent: Any, what: str) -> None:
         raise TypeError(f"{what} must be a Float32 Tensor, got a {cotangent.dtype!r} Tensor")
 
 
-def place_values(values: Any, layout: Layout, kind: Any) -> Tensor:
-    """Fresh storage of ``kind`` holding rev-array ``values`` in injective ``layout`` (holes zero)."""
+def place_values(values: Any, layout: Layout, like: Any) -> Tensor:
+    """Fresh storage of ``like``'s kind holding rev-array ``values`` in injective ``layout`` (holes zero)."""
     if layout.is_canonical():
-        return wrap(kind.namespace.asarray(values, copy=True), layout, kind)
-    buffer = kind.allocate(layout.cosize, _float32())
-    buffer.scatter_rev(layout, 0, values)
-    return Tensor._make(buffer, layout, 0)
+        return wrap(like._xp.asarray(values, copy=True), layout, like.kind)
+    return Tensor._make(like.placed(layout, values), layout, 0)
 
 
 def add_cotangents(first: Tensor, second: Tensor) -> Tensor:
     """Elementwise sum of two cotangents for the same Tensor, in fresh storage."""
-    kind = kind_of(first._carriers[0])
+    carrier = first._carriers[0]
+    kind = kind_of(carrier)
     total = operand(first, kind) + operand(second, kind)
     layout = first._layout if first._layout == second._layout else Layout.canonical(first._layout.shape.modes)
     if layout.is_canonical():
         return wrap(total, layout, kind)  # ``total`` is a new array already
-    return place_values(total, layout, kind)
+    return Tensor._make(carrier.placed(layout, total), layout, 0)
 
 
 def aggregate(target: Tensor, total: Tensor) -> Tensor:
@@ -87,7 +86,7 @@ def detached_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
     if fresh and total._layout == layout and total._offset == 0 and type(total_carrier) is kind.cls \
             and total_carrier.namespace is kind.namespace and total_carrier.device == kind.device:
         return total
-    return place_values(operand(total, kind), layout, kind)
+    return place_values(operand(total, kind), layout, carrier)
 
 
 def accumulated_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
@@ -95,19 +94,12 @@ def accumulated_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
     existing = target._grad
     if existing is None:
         return detached_gradient(target, total, fresh)
-    kind = kind_of(target._carriers[0])
-    return place_values(operand(existing, kind) + operand(total, kind), gradient_layout(target), kind)
+    carrier = target._carriers[0]
+    kind = kind_of(carrier)
+    return place_values(operand(existing, kind) + operand(total, kind), gradient_layout(target), carrier)
 
 
 def unit_cotangent(target: Tensor) -> Tensor:
     """Ones in ``target``'s layout, in fresh storage of its carrier's exact class."""
-    carrier = target._carriers[0]
-    buffer = type(carrier).allocate(target._layout.cosize, carrier.dtype, like=carrier)
-    buffer.scatter_rev(target._layout, 0, 1.0)
-    return Tensor._make(buffer, target._layout, 0)
+    return Tensor._make(target._carriers[0].placed(target._layout, 1.0), target._layout, 0)
 
-
-def _float32():
-    from ..dtypes import DType
-
-    return DType.Float32

@@ -163,6 +163,26 @@ class Carrier:
         self._init(array, xp, device, dtype)
         return self
 
+    def fresh(self, n, dtype=None):
+        """Zero-filled storage of ``n`` elements of this exact kind (trusted hot path)."""
+        cls = type(self)
+        native = self._native if dtype is None else self._native_dtype_in(self._xp, dtype)
+        return cls._adopt(cls._zeros(self._xp, n, native, self._device), self._xp, self._device)
+
+    def placed(self, layout, values):
+        """Fresh storage of this kind, ``layout.cosize`` long, holding rev ``values`` at ``layout``.
+
+        Positions the layout does not address (holes) are zero. ``values`` is
+        a native array of this namespace whose shape broadcasts to the rev
+        leaf shape; nothing else is validated (hot path for gradient buffers).
+        """
+        out = self.fresh(layout.cosize)
+        if layout.size:
+            rs = layout.rev_leaf_shape
+            out._set_rev(rs, layout.leaf_stride[::-1], 0, out._prepare_values(values, rs, "place"),
+                         layout.is_injective(), layout.is_canonical())
+        return out
+
     # ----- class-level backend hooks (overridden per backend) --------------
 
     @classmethod

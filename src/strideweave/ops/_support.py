@@ -206,9 +206,7 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
         return Tensor._make(cls._adopt(flat, xp, carrier._device), layout if layout.is_canonical()
                             else Layout.canonical(layout._shape_modes), 0)
-    buffer = cls.allocate(layout.cosize, carrier.dtype, like=carrier)
-    buffer.scatter_rev(layout, 0, values)
-    return Tensor._make(buffer, layout, 0)
+    return Tensor._make(carrier.placed(layout, values), layout, 0)
 
 
 def gradient_values(gradient: Tensor, kind: CarrierKind) -> Any:

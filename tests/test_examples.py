@@ -1,0 +1,20 @@
+"""Every script under examples/ runs to completion in a fresh interpreter."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = sorted((pathlib.Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
+NEEDS = {"mixed_carriers.py": ("torch", "jax")}
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(script):
+    for module in NEEDS.get(script.name, ()):
+        pytest.importorskip(module)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=script.parent)
+    assert done.returncode == 0, f"{script.name} failed:\n{done.stdout}\n{done.stderr}"
+    assert done.stdout.strip(), f"{script.name} printed nothing"
