@@ -252,8 +252,8 @@ class Discrepancy:
 
     def describe(self, actual: str = "analytic", expected: str = "numeric") -> str:
         what = "the output" if self.input_index < 0 else f"input {self.input_index}"
-        return (f"carrier {self.carrier!r}, {what}, element {self.coordinate}: {actual} {self.actual!r} vs "
-                f"{expected} {self.expected!r} (abs error {self.abs_error:.3g}, rel error {self.rel_error:.3g})")
+        return (f"carrier {self.carrier!r}, {what}, element {self.coordinate}: {actual} {self.actual:.8g} vs "
+                f"{expected} {self.expected:.8g} (abs error {self.abs_error:.3g}, rel error {self.rel_error:.3g})")
 
 
 @dataclass
