@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..layout import Layout
-from ..ops._support import kind_of, operand, wrap
+from ..ops._support import batched_layout, kind_of, operand, wrap
 from ..tensor import Tensor
 
 
@@ -19,6 +19,11 @@ def gradient_layout(target: Tensor) -> Layout:
     """The layout of every gradient buffer allocated for ``target``."""
     layout = target._layout
     return layout if layout.is_injective() else Layout.canonical(layout.shape.modes)
+
+
+def _overlapping(target_layout: Layout) -> ValueError:
+    return ValueError(f"reverse-mode differentiation reached a Tensor with layout {target_layout}, whose aliasing "
+                      "broadcast modes do not explain (overlapping); its gradient would be under-counted")
 
 
 def validate_cotangent(target: Tensor, cotangent: Any, what: str) -> None:
@@ -37,8 +42,7 @@ def validate_cotangent(target: Tensor, cotangent: Any, what: str) -> None:
             raise ValueError(f"{what} has layout {layout}, but the broadcast Tensor it is for (layout "
                              f"{target_layout}) needs a cotangent of shape {target_layout.shape} in an injective layout")
     else:
-        raise ValueError(f"reverse-mode differentiation reached a Tensor with layout {target_layout}, whose aliasing "
-                         "broadcast modes do not explain (overlapping); its gradient would be under-counted")
+        raise _overlapping(target_layout)
     if len(cotangent._carriers) != 1 and cotangent._blocks is None:
         raise TypeError(f"{what} must be a Float32 Tensor, got a {cotangent.dtype!r} Tensor")
 
@@ -102,4 +106,61 @@ def accumulated_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
 def unit_cotangent(target: Tensor) -> Tensor:
     """Ones in ``target``'s layout, in fresh storage of its carrier's exact class."""
     return Tensor._make(target._carriers[0].placed(target._layout, 1.0), target._layout, 0)
+
+
+# ----- batched cotangents (a prepended batch mode; see ops._support.batched_layout) -------------------
+
+def validate_batched(target: Tensor, cotangent: Any, batch: int, what: str) -> None:
+    """Like ``validate_cotangent`` for a cotangent carrying a leading batch mode of extent ``batch``."""
+    if not isinstance(cotangent, Tensor):
+        raise TypeError(f"{what} must be a Tensor, got {type(cotangent).__name__}: {cotangent!r}")
+    target_layout = target._layout
+    aliasing = target_layout.aliasing()
+    if aliasing == "overlapping":
+        raise _overlapping(target_layout)
+    layout = cotangent._layout
+    shape, stride = layout._shape_modes, layout._stride_modes
+    trailing_ok = len(shape) == target_layout.rank + 1 and shape[0] == batch and shape[1:] == target_layout._shape_modes
+    if trailing_ok and aliasing == "injective":
+        trailing_ok = stride[1:] == target_layout._stride_modes
+    elif trailing_ok:
+        trailing_ok = Layout._trusted(shape[1:], stride[1:]).is_injective()
+    if not trailing_ok:
+        raise ValueError(f"{what} has layout {layout}; a batched cotangent for a Tensor with layout {target_layout} "
+                         f"needs a leading batch mode of extent {batch} followed by that layout"
+                         + (" in an injective form" if aliasing == "broadcast" else ""))
+
+
+def add_batched(target: Tensor, first: Tensor, second: Tensor, batch: int) -> Tensor:
+    """Sum of two batched cotangents for ``target``, in fresh storage with the stacked layout."""
+    carrier = first._carriers[0]
+    kind = kind_of(carrier)
+    layout = batched_layout(gradient_layout(target), batch)
+    return Tensor._make(carrier.placed(layout, operand(first, kind) + operand(second, kind)), layout, 0)
+
+
+def aggregate_batched(target: Tensor, total: Tensor, batch: int) -> Tensor:
+    """``aggregate`` applied to every batch index of a batched cotangent."""
+    layout = target._layout
+    carrier = total._carriers[0]
+    kind = kind_of(carrier)
+    xp = kind.namespace
+    values = operand(total, kind)  # rev leaves of the target, then the batch axis last
+    rev_shape = layout.rev_leaf_shape
+    rev_strides = layout.leaf_stride[::-1]
+    axes = tuple(i for i, (e, s) in enumerate(zip(rev_shape, rev_strides)) if s == 0 and e > 1)
+    sums = xp.broadcast_to(xp.sum(values, axis=axes, keepdims=True), tuple(values.shape))
+    stacked = batched_layout(Layout.canonical(layout._shape_modes), batch)
+    return Tensor._make(carrier.placed(stacked, sums), stacked, 0)
+
+
+def detached_batched(target: Tensor, total: Tensor, fresh: bool, batch: int) -> Tensor:
+    """A stacked gradient (batch stride = single-gradient cosize) in fresh storage of ``target``'s kind."""
+    carrier = target._carriers[0]
+    kind = kind_of(carrier)
+    layout = batched_layout(gradient_layout(target), batch)
+    total_carrier = total._carriers[0]
+    if fresh and total._layout == layout and total._offset == 0 and total_carrier.kind == kind:
+        return total
+    return Tensor._make(carrier.placed(layout, operand(total, kind)), layout, 0)
 

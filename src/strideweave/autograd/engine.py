@@ -17,8 +17,8 @@ from typing import Any
 
 from ..dtypes import DType
 from ..tensor import Tensor
-from .buffers import (accumulated_gradient, add_cotangents, aggregate, detached_gradient, unit_cotangent,
-                      validate_cotangent)
+from .buffers import (accumulated_gradient, add_batched, add_cotangents, aggregate, aggregate_batched,
+                      detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
 
 __all__ = ["backward", "backwards_traversal", "traverse"]
 
@@ -60,11 +60,12 @@ def discover(root: Any) -> tuple[dict, list]:
 class Traversal:
     """One run over a discovered graph; collects totals for leaves, retained and requested Tensors."""
 
-    __slots__ = ("accumulate", "requested", "fresh", "staged", "captured")
+    __slots__ = ("accumulate", "requested", "batch", "fresh", "staged", "captured")
 
-    def __init__(self, accumulate: bool, requested: dict | None = None) -> None:
+    def __init__(self, accumulate: bool, requested: dict | None = None, batch: int | None = None) -> None:
         self.accumulate = accumulate      # stage leaf / retained gradients for .grad
         self.requested = requested or {}  # id -> Tensor whose totals ``grad`` returns
+        self.batch = batch                # K when all K cotangents travel together (functional grad)
         self.fresh: set = set()           # totals this traversal allocated itself
         self.staged: list = []            # (Tensor, total) for .grad
         self.captured: dict = {}          # id -> total for requested Tensors
@@ -72,7 +73,7 @@ class Traversal:
     def settle(self, tensor: Tensor, total: Tensor) -> Tensor:
         """Finish a Tensor's total once all contributions arrived."""
         if tensor._layout.aliasing() == "broadcast":
-            total = aggregate(tensor, total)
+            total = aggregate(tensor, total) if self.batch is None else aggregate_batched(tensor, total, self.batch)
             self.fresh.add(total)
         if self.accumulate and (tensor._ctx is None or tensor._retains_grad):
             self.staged.append((tensor, total))
@@ -84,6 +85,7 @@ class Traversal:
         pending: dict[int, Tensor] = {id(root): cotangent}
         result_of: dict[int, Tensor] = {} if root_tensor is None else {id(root): root_tensor}
         leaves: dict[int, Tensor] = {}
+        batch = self.batch
         ready = [root]
         while ready:
             node = ready.pop()
@@ -103,7 +105,9 @@ class Traversal:
                 for tensor, contribution in zip(inputs, grads):
                     if contribution is None or tensor._dtype is not _FLOAT32:
                         continue
-                    if contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
+                    if batch is not None:
+                        validate_batched(tensor, contribution, batch, "the cotangent " + type(node).__name__ + " produced")
+                    elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                         validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
                     child = tensor._ctx
                     if child is None:
@@ -117,7 +121,8 @@ class Traversal:
                     if previous is None:
                         pending[tkey] = contribution
                     else:
-                        total = add_cotangents(previous, contribution)
+                        total = add_cotangents(previous, contribution) if batch is None \
+                            else add_batched(tensor, previous, contribution, batch)
                         self.fresh.add(total)
                         pending[tkey] = total
             for tensor in inputs:
@@ -140,7 +145,11 @@ class Traversal:
 
     def detached(self, tensor: Tensor) -> Tensor | None:
         total = self.captured.get(id(tensor))
-        return None if total is None else detached_gradient(tensor, total, total in self.fresh)
+        if total is None:
+            return None
+        if self.batch is None:
+            return detached_gradient(tensor, total, total in self.fresh)
+        return detached_batched(tensor, total, total in self.fresh, self.batch)
 
 
 def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_graph: bool,

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..layout import Layout
-from ..ops._support import kind_of, operand
+from ..ops._support import BatchUnsupported, batched_layout, kind_of, operand
 from ..tensor import Tensor
 from .buffers import gradient_layout, validate_cotangent
-from .engine import Traversal, as_float32, require_one_subtensor, traverse
+from .engine import Traversal, as_float32, discover, require_one_subtensor, traverse
 
 __all__ = ["grad"]
 
@@ -36,8 +35,8 @@ def _run(output: Tensor, cotangent: Tensor, inputs: tuple[Tensor, ...], retain_g
     return [traversal.detached(t) for t in inputs]
 
 
-def _batch_slices(output: Tensor, cotangents: Tensor) -> list[Tensor]:
-    """The K cotangents of a batched cotangent Tensor, each a view with ``output.layout``."""
+def _check_batched(output: Tensor, cotangents: Tensor) -> int:
+    """Validate a batched cotangent Tensor (ValueError naming the required layout); return K."""
     out_layout = output._layout
     layout = cotangents._layout
     shape, stride = layout.shape.modes, layout.stride.modes
@@ -46,16 +45,21 @@ def _batch_slices(output: Tensor, cotangents: Tensor) -> list[Tensor]:
             or shape[1:] != out_layout.shape.modes or stride[1:] != out_layout.stride.modes:
         raise ValueError(f"grad(batched=True): cotangents need one prepended leaf batch mode followed by the output "
                          f"layout {out_layout}, i.e. a layout {expected}; got {layout}")
-    count, batch_stride = shape[0], stride[0]
+    count = shape[0]
     if count == 0:
         raise ValueError("grad(batched=True): the batch mode of cotangents has extent 0; pass at least one cotangent")
+    validate_cotangent(output, Tensor._make(cotangents._carriers[0], out_layout, cotangents._offset), "cotangents[0]")
+    return count
+
+
+def _batch_slices(output: Tensor, cotangents: Tensor) -> list[Tensor]:
+    """The K cotangents of a (validated) batched cotangent Tensor, each a view with ``output.layout``."""
+    out_layout = output._layout
+    batch_stride = cotangents._layout._stride_modes[0]
+    count = cotangents._layout._shape_modes[0]
     carrier = cotangents._carriers[0]
-    slices = []
-    for k in range(count):
-        piece = Tensor._make(carrier, out_layout, cotangents._offset + k * batch_stride)
-        validate_cotangent(output, piece, f"cotangents[{k}]")
-        slices.append(as_float32(piece))
-    return slices
+    return [as_float32(Tensor._make(carrier, out_layout, cotangents._offset + k * batch_stride))
+            for k in range(count)]
 
 
 def _stack(target: Tensor, gradients: list[Tensor]) -> Tensor:
@@ -64,11 +68,10 @@ def _stack(target: Tensor, gradients: list[Tensor]) -> Tensor:
     carrier = target._carriers[0]
     kind = kind_of(carrier)
     cosize = single.cosize
-    buffer = kind.allocate(cosize * len(gradients), carrier.dtype)
+    buffer = carrier.fresh(cosize * len(gradients))
     for k, g in enumerate(gradients):
         buffer.scatter_rev(single, k * cosize, operand(g, kind))
-    stacked = Layout((len(gradients),) + single.shape.modes, (cosize,) + single.stride.modes)
-    return Tensor._make(buffer, stacked, 0)
+    return Tensor._make(buffer, batched_layout(single, len(gradients)), 0)
 
 
 def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = False,
@@ -95,8 +98,36 @@ def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = Fal
     if not batched:
         validate_cotangent(output, cotangents, "cotangents")
         return tuple(_run(output, as_float32(cotangents), inputs, retain_graph))
+    count = _check_batched(output, cotangents)
+    together = _run_batched(output, as_float32(cotangents), inputs, retain_graph, count)
+    if together is not None:
+        return together
     pieces = _batch_slices(output, cotangents)
     per_cotangent = [_run(output, piece, inputs, retain_graph if k == len(pieces) - 1 else True)
                      for k, piece in enumerate(pieces)]
     return tuple(None if per_cotangent[0][i] is None else _stack(t, [run[i] for run in per_cotangent])
                  for i, t in enumerate(inputs))
+
+
+def _run_batched(output: Tensor, cotangents: Tensor, inputs: tuple[Tensor, ...], retain_graph: bool,
+                 count: int) -> tuple | None:
+    """All K cotangents in one traversal, when every reached node takes batched cotangents.
+
+    Returns None (having changed nothing) when some node cannot, so the
+    caller traverses once per cotangent instead.
+    """
+    traversal = Traversal(accumulate=False, requested={id(t): t for t in inputs}, batch=count)
+    if output._ctx is None:
+        traversal.settle(output, cotangents)
+    else:
+        dependencies, nodes = discover(output._ctx)
+        if not all(getattr(node, "supports_batched", False) for node in nodes):
+            return None
+        try:
+            traversal.run(output._ctx, cotangents, output, dependencies)
+        except BatchUnsupported:
+            return None
+        if not retain_graph:
+            for node in nodes:
+                node.release()
+    return tuple(traversal.detached(t) for t in inputs)

@@ -171,11 +171,17 @@ def reduce_plan(source: tuple, target: tuple) -> tuple:
     return axes, tuple(reversed(leaves_of(source)))
 
 
-def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any) -> Any:
-    """Sum a gradient over the modes broadcasting stretched, back to ``source``'s rev leaf shape."""
+def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any, batch: int | None = None) -> Any:
+    """Sum a gradient over the modes broadcasting stretched, back to ``source``'s rev leaf shape.
+
+    With ``batch`` the values carry a leading batch axis of that extent, which is kept.
+    """
     if source == target:
         return values
     axes, leaves = reduce_plan(source, target)
+    if batch is not None:
+        axes = tuple(axis + 1 for axis in axes)
+        leaves = (batch,) + leaves
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
     if tuple(values.shape) != leaves:
@@ -209,9 +215,57 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     return Tensor._make(carrier.placed(layout, values), layout, 0)
 
 
-def gradient_values(gradient: Tensor, kind: CarrierKind) -> Any:
-    """The rev array of an incoming cotangent, on the carrier kind the operation ran on."""
-    return operand(gradient, kind)
+# ----- batched cotangents ----------------------------------------------------------------------------
+#
+# ``grad(..., batched=True)`` can push all K cotangents through the graph at
+# once. A batched cotangent for a Tensor with gradient layout L has the
+# layout ``batched_layout(L, K)``: one prepended leaf batch mode whose stride
+# is L's cosize, exactly the stacked layout the spec returns. Inside backward
+# rules its values are a rev array with the batch axis moved to the front,
+# so it broadcasts against the unbatched rev arrays of the saved inputs.
+
+class BatchUnsupported(Exception):
+    """Raised by a backward rule that cannot take batched cotangents; the engine then loops."""
+
+
+@lru_cache(maxsize=1024)
+def batched_layout(single: Layout, count: int) -> Layout:
+    """``single`` with a prepended leaf batch mode of extent ``count`` and stride ``single.cosize``."""
+    return Layout._trusted((count,) + single._shape_modes, (single.cosize,) + single._stride_modes)
+
+
+def gradient_values(op: Operation, gradient: Tensor) -> tuple[Any, int | None]:
+    """The incoming cotangent as a rev array on the op's carrier kind, and the batch extent (or None).
+
+    A batched cotangent has one more top-level mode than the op's result; its
+    batch axis comes first in the returned array.
+    """
+    values = operand(gradient, op.place)
+    if gradient._layout.rank == op._result_layout.rank:
+        return values, None
+    last = values.ndim - 1
+    return op.place.namespace.permute_dims(values, (last,) + tuple(range(last))), values.shape[last]
+
+
+def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind, batch: int) -> Tensor:
+    """The batched cotangent for ``target`` from ``values`` of shape ``(batch, *target rev leaves)``."""
+    carrier = target._carriers[0]
+    cls = carrier.__class__
+    xp = carrier._xp
+    if not (cls is values_kind[0] and xp is values_kind[1] and carrier._device == values_kind[2]):
+        values = transfer(values, kind_of(carrier))
+    single = target._layout
+    if not single.is_injective():
+        single = Layout.canonical(single._shape_modes)
+    layout = batched_layout(single, batch)
+    shape = (batch,) + single.rev_leaf_shape
+    if values.shape != shape:
+        values = xp.broadcast_to(values, shape)
+    if single.is_canonical():
+        flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+        return Tensor._make(cls._adopt(flat, xp, carrier._device), layout, 0)
+    last = values.ndim - 1
+    return Tensor._make(carrier.placed(layout, xp.permute_dims(values, tuple(range(1, last + 1)) + (0,))), layout, 0)
 
 
 # ----- the base of built-in operations ------------------------------------------------------------
@@ -226,6 +280,8 @@ class Primitive(Operation):
     """
 
     __slots__ = ("place", "saved")
+    #: whether backward also takes batched cotangents (see ``gradient_values``)
+    supports_batched = False
 
     def __init__(self) -> None:
         self.place = None
@@ -236,8 +292,11 @@ class Primitive(Operation):
         self.place = None
         self.saved = None
 
-    def cotangents(self, grads: Sequence[Any]) -> tuple:
+    def cotangents(self, grads: Sequence[Any], batch: int | None = None) -> tuple:
         """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout."""
         kind = self.place
+        if batch is not None:
+            return tuple(None if g is None or t._dtype is not _FLOAT32 else cotangent_for_batched(t, g, kind, batch)
+                         for t, g in zip(self._inputs, grads))
         return tuple(None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind)
                      for t, g in zip(self._inputs, grads))

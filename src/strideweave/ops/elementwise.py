@@ -13,8 +13,8 @@ from typing import Any
 from ..dtypes import DType
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, expand, operand, place, scalar_operand,
-                       unbroadcast, wrap)
+from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, operand, place,
+                       scalar_operand, unbroadcast, wrap)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
@@ -70,25 +70,27 @@ class _Binary(Primitive):
             self.saved = (self.saved, out)
         return wrap(out, _canonical(modes), kind)
 
+    supports_batched = True
+
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         xp = kind.namespace
-        g = operand(gradient, kind)
-        modes = gradient._layout.shape.modes
+        g, batch = gradient_values(self, gradient)
+        modes = self._result_layout._shape_modes
         saved, out = self.saved if self.keeps_result else (self.saved, None)
         inputs = self._inputs
         if saved is None:
             a, b = inputs
-            av = expand(operand(a, kind), a._layout.shape.modes, modes, xp)
-            bv = expand(operand(b, kind), b._layout.shape.modes, modes, xp)
+            av = expand(operand(a, kind), a._layout._shape_modes, modes, xp)
+            bv = expand(operand(b, kind), b._layout._shape_modes, modes, xp)
             ga, gb = self.vjp(xp, g, av, bv, out)
-            return self.cotangents((unbroadcast(ga, a._layout._shape_modes, modes, xp),
-                                    unbroadcast(gb, b._layout._shape_modes, modes, xp)))
+            return self.cotangents((unbroadcast(ga, a._layout._shape_modes, modes, xp, batch),
+                                    unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)), batch)
         scalar, scalar_position = saved
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
         if scalar_position == 1:
-            return self.cotangents((self.vjp_first(xp, g, tensor_values, scalar, out),))
-        return self.cotangents((self.vjp_second(xp, g, scalar, tensor_values, out),))
+            return self.cotangents((self.vjp_first(xp, g, tensor_values, scalar, out),), batch)
+        return self.cotangents((self.vjp_second(xp, g, scalar, tensor_values, out),), batch)
 
     # Scalar pairings need one side only; the defaults take it from ``vjp``.
     def vjp_first(self, xp, g, a, b, out):
@@ -267,10 +269,13 @@ class _Unary(Primitive):
             self.saved = out
         return wrap(out, _canonical(x._layout.shape.modes), kind)
 
+    supports_batched = True
+
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         x = operand(self._inputs[0], kind) if self.needs_input else None
-        return self.cotangents((self.vjp(kind.namespace, operand(gradient, kind), x, self.saved),))
+        g, batch = gradient_values(self, gradient)
+        return self.cotangents((self.vjp(kind.namespace, g, x, self.saved),), batch)
 
 
 class Negative(_Unary):

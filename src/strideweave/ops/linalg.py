@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
-from ._support import Primitive, broadcast_modes, operand, place, wrap
+from ._support import BatchUnsupported, Primitive, broadcast_modes, gradient_values, operand, place, wrap
 
 __all__ = ["matmul", "tensordot"]
 
@@ -66,17 +66,32 @@ class Matmul(Primitive):
             out_modes = out_modes or (1,)
         return wrap(out, Layout.canonical(out_modes), kind)
 
+    supports_batched = True
+
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         xp = kind.namespace
         a, b = self._inputs
         if a._layout.rank == 2 and b._layout.rank == 2:
-            g = _mode_rev(gradient, kind)
+            g, batch = gradient_values(self, gradient)
+            lead = () if batch is None else (batch,)
+            g = xp.reshape(g, lead + self._result_layout.mode_sizes[::-1])
             a_rev, b_rev = _mode_rev(a, kind), _mode_rev(b, kind)
-            grad_a = xp.matmul(xp.matrix_transpose(b_rev), g)
-            grad_b = xp.matmul(g, xp.matrix_transpose(a_rev))
-            return self.cotangents((xp.reshape(grad_a, a._layout.rev_leaf_shape),
-                                    xp.reshape(grad_b, b._layout.rev_leaf_shape)))
+            if batch is None:
+                grad_a = xp.matmul(xp.matrix_transpose(b_rev), g)
+                grad_b = xp.matmul(g, xp.matrix_transpose(a_rev))
+            else:
+                # One GEMM per operand for all K cotangents: fold the batch into the free extent.
+                n, m = g.shape[1], g.shape[2]
+                folded = xp.reshape(xp.permute_dims(g, (1, 0, 2)), (n, batch * m))
+                grad_a = xp.permute_dims(xp.reshape(xp.matmul(xp.matrix_transpose(b_rev), folded),
+                                                    (b_rev.shape[1], batch, m)), (1, 0, 2))
+                grad_b = xp.reshape(xp.matmul(xp.reshape(g, (batch * n, m)), xp.matrix_transpose(a_rev)),
+                                    (batch, n, a_rev.shape[0]))
+            return self.cotangents((xp.reshape(grad_a, lead + a._layout.rev_leaf_shape),
+                                    xp.reshape(grad_b, lead + b._layout.rev_leaf_shape)), batch)
+        if gradient._layout.rank != self._result_layout.rank:
+            raise BatchUnsupported("batched matmul backward")
         A, B = _mode_array(a, kind), _mode_array(b, kind)
         g = _modes_view(operand(gradient, kind), gradient._layout, xp)
         a_vector, b_vector = A.ndim == 1, B.ndim == 1

@@ -8,8 +8,8 @@ from typing import Any, Sequence
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, expand, leaves_of, operand, place, unbroadcast,
-                       wrap)
+from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, leaves_of, operand,
+                       place, unbroadcast, wrap)
 
 __all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
 
@@ -250,8 +250,11 @@ class Astype(Primitive):
         values = kind.namespace.astype(operand(x, kind), native)
         return wrap(values, Layout.canonical(x._layout.shape.modes), kind)
 
+    supports_batched = True
+
     def backward(self, gradient: Tensor) -> tuple:
-        return self.cotangents((operand(gradient, self.place),))
+        g, batch = gradient_values(self, gradient)
+        return self.cotangents((g,), batch)
 
 
 def astype(x: Tensor, dtype: SimpleDType, *, options=None) -> Tensor:
@@ -275,8 +278,11 @@ class Copy(Primitive):
         flat = xp.asarray(xp.reshape(values, (-1,)), copy=True)
         return Tensor._make(kind.cls.from_array(flat), Layout.canonical(x._layout.shape.modes), 0)
 
+    supports_batched = True
+
     def backward(self, gradient: Tensor) -> tuple:
-        return self.cotangents((operand(gradient, self.place),))
+        g, batch = gradient_values(self, gradient)
+        return self.cotangents((g,), batch)
 
 
 def copy(x: Tensor, *, options=None) -> Tensor:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import Primitive, leaves_of, operand, place, wrap
+from ._support import Primitive, gradient_values, leaves_of, operand, place, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -78,12 +78,16 @@ class _Reduction(Primitive):
     def keep(self, xp, out, kept_rev):
         return None
 
+    supports_batched = True
+
     def backward(self, gradient: Tensor) -> tuple:
-        kind = self.place
-        xp = kind.namespace
+        xp = self.place.namespace
         axes, kept_rev, extra = self.saved
-        g = xp.reshape(operand(gradient, kind), kept_rev)
-        return self.cotangents((self.vjp(xp, g, self._inputs[0], axes, extra),))
+        g, batch = gradient_values(self, gradient)
+        g = xp.reshape(g, kept_rev if batch is None else (batch,) + kept_rev)
+        if batch is not None:
+            axes = tuple(axis + 1 for axis in axes)
+        return self.cotangents((self.vjp(xp, g, self._inputs[0], axes, extra),), batch)
 
 
 class Sum(_Reduction):
@@ -105,10 +109,10 @@ class Mean(_Reduction):
         return xp.mean(values, axis=axes)
 
     def vjp(self, xp, g, x, axes, extra):
-        count = 1
-        for axis in axes:
-            count *= x._layout.rev_leaf_shape[axis]
-        return g / count
+        kept = 1
+        for extent in self.saved[1]:
+            kept *= extent
+        return g * (kept / x._layout.size) if x._layout.size else g  # kept / size = 1 / reduced count
 
 
 class _Extremum(_Reduction):
@@ -125,7 +129,7 @@ class _Extremum(_Reduction):
     def vjp(self, xp, g, x, axes, extremum):
         values = operand(x, self.place)
         hits = xp.astype(values == extremum, values.dtype)
-        return g * hits / xp.sum(hits, axis=axes, keepdims=True)
+        return g * (hits / xp.sum(hits, axis=self.saved[0], keepdims=True))
 
 
 class Max(_Extremum):
@@ -149,6 +153,7 @@ class Prod(_Reduction):
         # d prod / d x_i is the product of the others; dividing by x_i fails at zeros,
         # so count zeros per slice and use the product of the non-zero entries.
         values = operand(x, self.place)
+        axes = self.saved[0]  # unbatched axes: these arrays have no batch axis
         is_zero = values == 0
         nonzero = xp.where(is_zero, xp.ones_like(values), values)
         product_nonzero = xp.prod(nonzero, axis=axes, keepdims=True)

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..layout import Layout, Shape
 from ..tensor import Tensor
-from ._support import Primitive, broadcast_modes, kind_of, leaves_of, operand, wrap
+from ._support import BatchUnsupported, Primitive, broadcast_modes, kind_of, leaves_of, operand, wrap
 
 __all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
@@ -35,7 +35,7 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     values = operand(gradient, kind)
     lo = min(s_offset, view_offset)
     hi = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize)
-    buffer = type(carrier).allocate(hi - lo, carrier.dtype, like=carrier)
+    buffer = carrier.fresh(hi - lo)
     buffer.scatter_rev(view_layout, view_offset - lo, values)
     if s_layout.is_injective():
         return Tensor._make(buffer, s_layout, s_offset - lo)
@@ -53,10 +53,27 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     return wrap(xp.broadcast_to(picked, rev_shape), Layout.canonical(s_layout.shape.modes), kind)
 
 
+def batched_view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor) -> Tensor:
+    """``view_cotangent`` for a batched cotangent: every batch index gets its own storage window."""
+    if not source._layout.is_injective():
+        raise BatchUnsupported("batched view backward into a broadcast source")
+    carrier = source._carriers[0]
+    s_layout, s_offset = source._layout, source._offset
+    batch = gradient._layout.mode_sizes[0]
+    lo = min(s_offset, view_offset)
+    span = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize) - lo
+    buffer = carrier.fresh(batch * span)
+    batched_view = Layout._trusted((batch,) + view_layout._shape_modes, (span,) + view_layout._stride_modes)
+    buffer.scatter_rev(batched_view, view_offset - lo, operand(gradient, kind_of(carrier)))
+    batched_source = Layout._trusted((batch,) + s_layout._shape_modes, (span,) + s_layout._stride_modes)
+    return Tensor._make(buffer, batched_source, s_offset - lo)
+
+
 class View(Primitive):
     """A view of the only input; ``saved`` is the view's offset."""
 
     __slots__ = ()
+    supports_batched = True
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
         self.saved = offset
@@ -65,6 +82,8 @@ class View(Primitive):
         return result
 
     def backward(self, gradient: Tensor) -> tuple:
+        if gradient._layout.rank != self._result_layout.rank:
+            return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
         return (view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
 
 
