@@ -1,0 +1,111 @@
+"""Backend imports and small helpers shared by workloads and anchors.
+
+Every import here happens after ``benchmarks/__init__`` pinned the thread
+counts; torch additionally gets ``torch.set_num_threads(1)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_cache: dict = {}
+
+
+def torch():
+    if "torch" not in _cache:
+        import torch as _t
+        _t.set_num_threads(1)
+        try:
+            _t.set_num_interop_threads(1)
+        except RuntimeError:  # already set / parallel work already started
+            pass
+        _cache["torch"] = _t
+    return _cache["torch"]
+
+
+def jax():
+    if "jax" not in _cache:
+        import jax as _j
+        _j.config.update("jax_platforms", "cpu")
+        _cache["jax"] = _j
+    return _cache["jax"]
+
+
+def jnp():
+    jax()
+    import jax.numpy as _jnp
+    return _jnp
+
+
+def hips():
+    """HIPS autograd: (autograd module, autograd.numpy)."""
+    if "hips" not in _cache:
+        import autograd as _ag
+        import autograd.numpy as _anp
+        _cache["hips"] = (_ag, _anp)
+    return _cache["hips"]
+
+
+def sw():
+    import strideweave as _sw
+    return _sw
+
+
+def cuda_available() -> bool:
+    try:
+        return bool(torch().cuda.is_available())
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------- StrideWeave
+
+def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu"):
+    """A StrideWeave leaf holding ``values`` natively on ``carrier``.
+
+    The native array is built first so the Tensor wraps it as a leaf (asking
+    ``sw.tensor(ndarray, carrier="torch")`` would record a Copy node).
+    """
+    s = sw()
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    if carrier == "numpy":
+        return s.tensor(values.copy())
+    if carrier == "torch":
+        return s.tensor(torch().from_numpy(values.copy()).to(device))
+    if carrier == "jax":
+        return s.tensor(jnp().asarray(values))
+    raise ValueError(carrier)
+
+
+def sw_storage(values: np.ndarray, carrier: str, device: str = "cpu"):
+    """A flat native 1-D array for ``sw.Tensor.from_storage``."""
+    flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
+    if carrier == "numpy":
+        return flat.copy()
+    if carrier == "torch":
+        return torch().from_numpy(flat.copy()).to(device)
+    if carrier == "jax":
+        return jnp().asarray(flat)
+    raise ValueError(carrier)
+
+
+def sw_sync(*tensors) -> None:
+    """Make sure every gradient really exists (JAX dispatch is asynchronous, CUDA too)."""
+    for t in tensors:
+        if t is None:
+            raise RuntimeError("gradient missing (None)")
+        arr = t.to_array()
+        block = getattr(arr, "block_until_ready", None)
+        if block is not None:
+            block()
+        elif getattr(arr, "is_cuda", False):
+            torch().cuda.synchronize()
+
+
+def torch_sync(device: str) -> None:
+    if device != "cpu":
+        torch().cuda.synchronize()
+
+
+def jax_block(*arrays) -> None:
+    for a in arrays:
+        a.block_until_ready()

@@ -1,0 +1,230 @@
+"""``python -m benchmarks``: run the workloads, interleaved, and write the report.
+
+Method: every contender of a workload is built (setup untimed), warmed up
+(``--warmup`` calls; JIT compilation happens here), then timed in round-robin
+rounds in this one process: each round calls every contender once, in a
+rotated order, with ``time.perf_counter`` around one full forward + backward.
+The figure is the median over rounds.  The number of rounds is fitted to the
+workload's time budget (between its min and max repeats).  W2 runs each
+contender once in its own subprocess for a clean peak RSS.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+import benchmarks  # noqa: F401  (pins threads before any backend import)
+from benchmarks import backends as B
+
+
+def _err(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+
+
+def run_workload(wl, warmup: int, log) -> dict:
+    steps, errors, times = {}, {}, {}
+    for name, build in wl.contenders:
+        try:
+            steps[name] = build()
+        except Exception as e:  # a missing backend or an unsupported op is a result, not a crash
+            errors[name] = "setup: " + _err(e)
+    warm_t = {}
+    for name in list(steps):
+        try:
+            for _ in range(max(1, warmup)):
+                t1 = time.perf_counter()
+                steps[name]()
+            warm_t[name] = time.perf_counter() - t1   # last warm-up call ~ steady state
+        except Exception as e:
+            errors[name] = _err(e)
+            if os.environ.get("SW_BENCH_TRACEBACK"):
+                traceback.print_exc()
+            del steps[name]
+    per_round = sum(warm_t.get(n, 0.0) for n in steps) or 1e-3
+    repeats = int(max(wl.min_repeats, min(wl.max_repeats, wl.budget_s / per_round)))
+    names = list(steps)
+    times = {n: [] for n in names}
+    gc.collect()
+    for r in range(repeats):
+        k = r % len(names) if names else 0
+        for name in names[k:] + names[:k]:
+            t0 = time.perf_counter()
+            steps[name]()
+            times[name].append(time.perf_counter() - t0)
+    steps.clear()
+    gc.collect()
+    res = {"id": wl.id, "title": wl.title, "repeats": repeats, "notes": list(wl.notes),
+           "ops": wl.ops, "contenders": {}}
+    for name, _ in wl.contenders:
+        if name in times:
+            ts = times[name]
+            res["contenders"][name] = {"status": "ok", "median_s": statistics.median(ts),
+                                       "min_s": min(ts), "max_s": max(ts), "n": len(ts)}
+        else:
+            res["contenders"][name] = {"status": "error", "error": errors.get(name, "?")}
+    res["targets"] = [_target(res, *t) for t in wl.targets]
+    log(f"  {wl.id:<20} {repeats:>3} rounds  " + "  ".join(
+        f"{n}={_fmt_s(c['median_s'])}" if c["status"] == "ok" else f"{n}=ERROR"
+        for n, c in res["contenders"].items()))
+    for n, c in res["contenders"].items():
+        if c["status"] != "ok":
+            log(f"      {n}: {c['error']}")
+    return res
+
+
+def _target(res, sw_name, anchor, limit, label):
+    cs = res["contenders"]
+    a, b = cs.get(sw_name, {}), cs.get(anchor, {})
+    alt = next((n for n in cs if n.startswith(sw_name + " [")), None)
+    if a.get("status") != "ok" and alt and cs[alt].get("status") == "ok":
+        sw_name, a, label = alt, cs[alt], label + f" (fallback: {sw_name} errored)"
+    if a.get("status") != "ok" or b.get("status") != "ok":
+        return {"sw": sw_name, "anchor": anchor, "limit": limit, "label": label,
+                "ratio": None, "met": False, "why": a.get("error") or b.get("error") or "missing"}
+    ratio = a["median_s"] / b["median_s"]
+    return {"sw": sw_name, "anchor": anchor, "limit": limit, "label": label,
+            "ratio": ratio, "met": ratio <= limit}
+
+
+def _fmt_s(s: float) -> str:
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s * 1e6:.1f} µs"
+
+
+def w2_result(n: int, timeout_s: float, log) -> dict:
+    from benchmarks import deep
+    rows = deep.run_all(n, timeout_s, log)
+    by = {r["contender"]: r for r in rows}
+    targets = []
+    sw_r, t_r = by.get("sw-numpy", {}), by.get("torch", {})
+    ok = sw_r.get("status") == "ok"
+    targets.append({"sw": "sw-numpy", "anchor": "-", "limit": None, "label": f"completes ({n:,} nodes)",
+                    "ratio": None, "met": ok, "why": None if ok else sw_r.get("error")})
+    both = ok and t_r.get("status") == "ok"
+    if both:
+        rt = sw_r["seconds"] / t_r["seconds"]
+        rm = sw_r["rss_delta_mib"] / max(t_r["rss_delta_mib"], 1e-9)
+    targets.append({"sw": "sw-numpy", "anchor": "torch", "limit": 1.0, "label": "time <= 1.0x torch",
+                    "ratio": rt if both else None, "met": both and rt <= 1.0})
+    targets.append({"sw": "sw-numpy", "anchor": "torch", "limit": 2.0,
+                    "label": "peak memory (RSS delta) <= 2x torch",
+                    "ratio": rm if both else None, "met": both and rm <= 2.0})
+    return {"id": "W2", "title": f"deep: {n:,}-node chain y = y * 1.0000001 on 16 floats, sum, backward "
+                                 "(one subprocess per contender, one run each)",
+            "n": n, "rows": rows, "targets": targets,
+            "notes": ["time = one forward + backward in a fresh process; peak RSS = the process's VmHWM "
+                      "(high-water mark reset just before the run via /proc/self/clear_refs; ru_maxrss "
+                      "where /proc is absent); RSS delta = peak RSS - RSS after imports and setup."]}
+
+
+def profile_w1(out_dir: str, log) -> str:
+    """cProfile of one W1 run on the numpy carrier, top 25 by total time."""
+    import cProfile
+    import io
+    import pstats
+
+    import numpy as np
+
+    from benchmarks.workloads import sw_chain
+    step = sw_chain(np.ones(16, np.float32), 1000, 1.0001, 0.001, "numpy")()
+    step()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(3):
+        step()
+    prof.disable()
+    buf = io.StringIO()
+    buf.write("cProfile of W1 (chain, 1,000 steps = 2,000 ops, + backward) on the numpy carrier, "
+              "3 runs, after 1 warm-up.\n\n")
+    st = pstats.Stats(prof, stream=buf)
+    st.sort_stats("tottime").print_stats(25)
+    st.sort_stats("cumulative").print_stats(20)
+    path = os.path.join(out_dir, "profile_w1.txt")
+    with open(path, "w") as f:
+        f.write(buf.getvalue())
+    log(f"  profile: {path}")
+    return path
+
+
+def environment() -> dict:
+    env = {"python": sys.version.split()[0], "platform": platform.platform(),
+           "cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg() if hasattr(os, "getloadavg") else None,
+           "threads": {k: os.environ.get(k) for k in benchmarks.SINGLE_THREAD_ENV}}
+    for mod in ("numpy", "torch", "jax", "autograd", "strideweave"):
+        try:
+            from importlib import metadata
+            __import__(mod)
+            env[mod] = metadata.version(mod)
+        except Exception as e:
+            env[mod] = f"unavailable ({_err(e)})"
+    try:
+        env["torch_threads"] = B.torch().get_num_threads()
+    except Exception:
+        pass
+    try:
+        import subprocess
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["git"] = rev.stdout.strip() or None
+    except Exception:
+        pass
+    return env
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short smoke run (< 60 s, smaller sizes)")
+    ap.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W3 (W7 selects all W7-*)")
+    ap.add_argument("--out", default=os.path.join("benchmarks", "results"), help="output directory")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: add torch-carrier / torch anchors on CUDA to W3/W4 (skipped without CUDA)")
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up calls per contender (default 2, quick 1)")
+    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile of W1")
+    args = ap.parse_args(argv)
+
+    from benchmarks import report
+    from benchmarks.workloads import all_workloads
+
+    only = {s.strip().upper() for s in args.only.split(",") if s.strip()}
+
+    def wanted(wid: str) -> bool:
+        return not only or wid in only or wid.split("-")[0] in only
+
+    warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
+    os.makedirs(args.out, exist_ok=True)
+    start = time.perf_counter()
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    log(f"StrideWeave benchmarks ({'quick' if args.quick else 'full'}, device={args.device}, "
+        f"single-threaded backends)")
+    env = environment()
+    results = []
+    for wl in all_workloads(args.quick, args.device):
+        if wl.id == "W3" and wanted("W2"):
+            results.append(w2_result(100_000 if args.quick else 1_000_000,
+                                     60 if args.quick else 240, log))
+        if wanted(wl.id):
+            results.append(run_workload(wl, warmup, log))
+            gc.collect()
+    if wanted("W2") and not any(r["id"] == "W2" for r in results):
+        results.append(w2_result(100_000 if args.quick else 1_000_000, 60 if args.quick else 240, log))
+    if not args.no_profile and wanted("W1"):
+        profile_w1(args.out, log)
+    elapsed = time.perf_counter() - start
+    doc = {"mode": "quick" if args.quick else "full", "device": args.device, "elapsed_s": elapsed,
+           "environment": env, "workloads": results}
+    paths = report.write_all(doc, args.out)
+    print()
+    print(report.markdown(doc))
+    log(f"wrote {', '.join(paths)} ({elapsed:.0f} s)")
+    return 0
