@@ -7,7 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .carriers import Carrier, carrier_for_array, kind_for_array, resolve, transfer
+from .autograd.mode import no_grad
+from .carriers import carrier_for_array, kind_for_array, resolve, transfer
 from .dtypes import CompoundDType, DType, SimpleDType
 from .layout import Layout, Shape
 from .tensor import Tensor
@@ -101,17 +102,19 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
         host, dtype = _python_values(data, dtype)
         return _canonical_tensor(host, resolve(carrier, device=device))
     result = _wrap_native(data)
-    if carrier is not None or device is not None:
-        kind = resolve(carrier if carrier is not None else result._carriers[0].kind, device=device)
-        if kind != result._carriers[0].kind:
-            from .ops.manipulation import copy
-            from .operation import ExecutionOptions
+    # Conversions below build a new leaf: nothing here may be recorded.
+    with no_grad():
+        if carrier is not None or device is not None:
+            kind = resolve(carrier if carrier is not None else result._carriers[0].kind, device=device)
+            if kind != result._carriers[0].kind:
+                from .operation import ExecutionOptions
+                from .ops.manipulation import copy
 
-            result = copy(result, options=ExecutionOptions(carrier=kind))
-    if dtype is not None and dtype != result.dtype:
-        from .ops.manipulation import astype
+                result = copy(result, options=ExecutionOptions(carrier=kind))
+        if dtype is not None and dtype != result.dtype:
+            from .ops.manipulation import astype
 
-        result = astype(result, dtype)
+            result = astype(result, dtype)
     return result
 
 

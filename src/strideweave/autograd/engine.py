@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..dtypes import DType
+from ..ops._support import Primitive
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
@@ -86,6 +87,8 @@ class Traversal:
         result_of: dict[int, Tensor] = {} if root_tensor is None else {id(root): root_tensor}
         leaves: dict[int, Tensor] = {}
         batch = self.batch
+        requested = self.requested
+        prune = not self.accumulate
         ready = [root]
         while ready:
             node = ready.pop()
@@ -97,7 +100,19 @@ class Traversal:
                 if result is not None:
                     gradient = self.settle(result, gradient)
                 node._check_versions()
-                grads = node.backward(gradient)
+                if prune and isinstance(node, Primitive):
+                    # Functional grad: a leaf nobody asked for needs no cotangent.
+                    wanted = tuple([t._ctx is not None or id(t) in requested for t in inputs])
+                    if False in wanted:
+                        node.wanted = wanted
+                        try:
+                            grads = node.backward(gradient)
+                        finally:
+                            node.wanted = None
+                    else:
+                        grads = node.backward(gradient)
+                else:
+                    grads = node.backward(gradient)
                 if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
                     count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
                     raise ValueError(f"{type(node).__name__}.backward returned {count} values for "

@@ -69,7 +69,7 @@ class Carrier:
     them as read-only (numpy views of non-canonical layouts are marked so).
     """
 
-    __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size", "_kind",
+    __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size", "_kind", "_last_gather",
                  "_version", "_cache", "__weakref__")
 
     #: name used in error messages and by ``resolve``; set by subclasses
@@ -103,6 +103,7 @@ class Carrier:
         self._version = 0
         self._cache = None
         self._kind = None
+        self._last_gather = None
 
     @classmethod
     def _adopt(cls, array1d, xp, device):
@@ -117,6 +118,7 @@ class Carrier:
         self._version = 0
         self._cache = None
         self._kind = None
+        self._last_gather = None
         return self
 
     @classmethod
@@ -499,11 +501,32 @@ class Carrier:
         return False
 
     def _gather_rev(self, rs, rt, offset):
+        # Backends without strided views copy on every non-canonical read; a
+        # backward pass reads the same saved input several times, so keep the
+        # last read (keyed by version: any write invalidates it).
+        key = (rs, rt, offset, self._version)
+        last = self._last_gather
+        if last is not None and last[0] == key:
+            return last[1]
+        values = self._gather_view(rs, rt, offset)
+        self._last_gather = (key, values)
+        return values
+
+    def _gather_view(self, rs, rt, offset):
         xp = self._xp
+        buffer = self._array
         plan = _indexing.view_plan(rs, rt, offset, self._size)
         if plan is None:
-            return xp.reshape(xp.take(self._array, self._index(rs, rt, offset), axis=0), rs)
-        a = self._array[plan.start:plan.stop]
+            # The recipe reads whole rows of the outermost stride; when the buffer
+            # ends inside the last row, padding it is still far cheaper than `take`.
+            room = offset + 1 + sum(e * s for e, s in zip(rs, rt))
+            plan = _indexing.view_plan(rs, rt, offset, room)
+            if plan is None:
+                return xp.reshape(xp.take(buffer, self._index(rs, rt, offset), axis=0), rs)
+            if plan.stop > self._size:
+                filler = xp.zeros(plan.stop - self._size, dtype=self._native, device=self._device)
+                buffer = xp.concat([buffer, filler])
+        a = buffer[plan.start:plan.stop]
         if plan.dims is not None:
             a = xp.reshape(a, plan.dims)
         if plan.index is not None:

@@ -16,6 +16,7 @@ JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; asking for
 
 from __future__ import annotations
 
+from . import _indexing
 from .base import _SCALARS, Carrier
 
 __all__ = ["JaxCarrier"]
@@ -109,6 +110,49 @@ class JaxCarrier(Carrier):
         return True
 
     # ----- writes: build a new buffer, swap it in -------------------------------
+
+    def placed(self, layout, values):
+        """Fresh storage holding ``values`` at ``layout``, built from dense ops where possible.
+
+        A scatter with an index array per element is slow in JAX; when the
+        layout has a reshape/slice/permute read recipe, the inverse recipe
+        (reshape, inverse permute, zero padding) builds the buffer directly.
+        """
+        rs = layout.rev_leaf_shape
+        rt = layout.leaf_stride[::-1]
+        plan = None
+        if layout.size and layout.is_injective():
+            # Room past cosize lets the recipe use whole rows; the tail is cut off below.
+            room = 1 + sum(e * s for e, s in zip(rs, rt))
+            plan = _indexing.view_plan(rs, rt, 0, room)
+        if plan is None or plan.bcast:
+            return Carrier.placed(self, layout, values)
+        a = jnp.broadcast_to(jnp.asarray(values, dtype=self._native), rs)
+        keep = [ax for ax in range(len(rs)) if rs[ax] != 1 and rt[ax] != 0]
+        if plan.shape1 is not None:
+            a = jnp.reshape(a, tuple(rs[ax] for ax in keep))
+        if plan.perm is not None:
+            inverse = [0] * len(plan.perm)
+            for position, axis in enumerate(plan.perm):
+                inverse[axis] = position
+            a = jnp.transpose(a, inverse)
+        if plan.index is not None:
+            widths = []
+            for axis, (extent, index) in enumerate(zip(plan.dims, plan.index)):
+                if isinstance(index, slice):
+                    start, stop, _ = index.indices(extent)
+                    widths.append((start, extent - stop))
+                else:
+                    a = jnp.expand_dims(a, axis)
+                    widths.append((index, extent - 1 - index))
+            a = jnp.pad(a, widths)
+        a = jnp.reshape(a, (-1,))
+        cosize = layout.cosize
+        a = jnp.pad(a, (plan.start, max(0, cosize - plan.stop)))
+        if plan.stop > cosize:
+            a = a[:cosize]  # only zero padding lies past the last addressed element
+        return type(self)._adopt(a, self._xp, self._device)
+
 
     def _flat(self, vals, rs):
         if isinstance(vals, _SCALARS):

@@ -279,13 +279,20 @@ class Primitive(Operation):
     then costs no dict per node. Release drops both with the rest.
     """
 
-    __slots__ = ("place", "saved")
+    __slots__ = ("place", "saved", "wanted")
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
 
     def __init__(self) -> None:
         self.place = None
         self.saved = None
+        # Set by the engine for one backward call: which inputs need a cotangent at all
+        # (functional grad skips leaves nobody asked for). None means all of them.
+        self.wanted = None
+
+    def wants(self, index: int) -> bool:
+        wanted = self.wanted
+        return wanted is None or wanted[index]
 
     def release(self) -> None:
         Operation.release(self)
@@ -295,8 +302,10 @@ class Primitive(Operation):
     def cotangents(self, grads: Sequence[Any], batch: int | None = None) -> tuple:
         """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout."""
         kind = self.place
+        wanted = self.wanted or (True,) * len(grads)
         if batch is not None:
-            return tuple(None if g is None or t._dtype is not _FLOAT32 else cotangent_for_batched(t, g, kind, batch)
-                         for t, g in zip(self._inputs, grads))
-        return tuple(None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind)
-                     for t, g in zip(self._inputs, grads))
+            return tuple(None if g is None or not w or t._dtype is not _FLOAT32
+                         else cotangent_for_batched(t, g, kind, batch)
+                         for t, g, w in zip(self._inputs, grads, wanted))
+        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind)
+                     for t, g, w in zip(self._inputs, grads, wanted))

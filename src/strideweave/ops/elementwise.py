@@ -83,9 +83,14 @@ class _Binary(Primitive):
             a, b = inputs
             av = expand(operand(a, kind), a._layout._shape_modes, modes, xp)
             bv = expand(operand(b, kind), b._layout._shape_modes, modes, xp)
-            ga, gb = self.vjp(xp, g, av, bv, out)
-            return self.cotangents((unbroadcast(ga, a._layout._shape_modes, modes, xp, batch),
-                                    unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)), batch)
+            if self.wanted is None:
+                ga, gb = self.vjp(xp, g, av, bv, out)
+            else:
+                ga = self.vjp_first(xp, g, av, bv, out) if self.wanted[0] else None
+                gb = self.vjp_second(xp, g, av, bv, out) if self.wanted[1] else None
+            return self.cotangents((None if ga is None else unbroadcast(ga, a._layout._shape_modes, modes, xp, batch),
+                                    None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
+                                   batch)
         scalar, scalar_position = saved
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
         if scalar_position == 1:
@@ -159,6 +164,9 @@ class Divide(_Binary):
     def vjp(self, xp, g, a, b, out):
         grad_a = g / b
         return grad_a, -grad_a * a / b
+
+    def vjp_first(self, xp, g, a, b, out):
+        return g / b
 
 
 class Power(_Binary):
