@@ -59,20 +59,31 @@ def cuda_available() -> bool:
 
 # ---------------------------------------------------------------- StrideWeave
 
-def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu"):
+def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu", row_major: bool = False):
     """A StrideWeave leaf holding ``values`` natively on ``carrier``.
 
     The native array is built first so the Tensor wraps it as a leaf (asking
-    ``sw.tensor(ndarray, carrier="torch")`` would record a Copy node).
+    ``sw.tensor(ndarray, carrier="torch")`` copies it onto the carrier). By
+    default the storage is canonical (first mode fastest, i.e. Fortran order),
+    the layout StrideWeave computes in; ``row_major=True`` wraps C-ordered
+    memory instead, as ``sw.tensor`` does for a plain NumPy array, which costs
+    a transpose wherever a canonical result is produced from it.
     """
     s = sw()
-    values = np.ascontiguousarray(values, dtype=np.float32)
+    values = np.asarray(values, dtype=np.float32)
+    if row_major or values.ndim < 2:
+        values = np.ascontiguousarray(values)
+    else:
+        values = np.asfortranarray(values)
     if carrier == "numpy":
-        return s.tensor(values.copy())
+        return s.tensor(values.copy(order="K"))
     if carrier == "torch":
-        return s.tensor(torch().from_numpy(values.copy()).to(device))
+        return s.tensor(torch().from_numpy(values.copy(order="K")).to(device))
     if carrier == "jax":
-        return s.tensor(jnp().asarray(values))
+        if row_major or values.ndim < 2:
+            return s.tensor(jnp().asarray(values))
+        flat = jnp().asarray(values.reshape(-1, order="F"))
+        return s.Tensor.from_storage(flat, s.Layout.canonical(values.shape))
     raise ValueError(carrier)
 
 

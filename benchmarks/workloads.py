@@ -84,9 +84,9 @@ def _sw_bcast_step(Aw, w):
     return step
 
 
-def sw_bcast(A0, w0, carrier, device="cpu"):
+def sw_bcast(A0, w0, carrier, device="cpu", row_major=False):
     def build():
-        return _sw_bcast_step(B.sw_leaf(A0, carrier, device), B.sw_leaf(w0, carrier, device))
+        return _sw_bcast_step(B.sw_leaf(A0, carrier, device, row_major), B.sw_leaf(w0, carrier, device, row_major))
     return build
 
 
@@ -109,7 +109,8 @@ def sw_jac(W0, x0, carrier):
     def build():
         sw = B.sw()
         W, x = B.sw_leaf(W0, carrier), B.sw_leaf(x0, carrier)
-        eye = B.sw_leaf(np.eye(W0.shape[0], dtype=np.float32), carrier)
+        # Basis cotangents laid out as (K, *out.layout): out is (64):(1), so row-major.
+        eye = B.sw_leaf(np.eye(W0.shape[0], dtype=np.float32), carrier, row_major=True)
 
         def step():
             out = sw.tanh(W @ x)
@@ -164,6 +165,7 @@ def w4(quick: bool, device: str) -> Workload:
     w0 = rng.standard_normal((1, m)).astype(np.float32)
     c = [(f"sw-{k}", sw_bcast(A0, w0, k)) for k in SW_CARRIERS]
     c += [(f"sw-{k} [w:({m},)]", sw_bcast(A0, w0.reshape(-1), k)) for k in SW_CARRIERS]
+    c += [("sw-numpy [row-major A]", sw_bcast(A0, w0, "numpy", row_major=True))]
     c += [("torch", lambda: A.bcast_torch(A0, w0)),
           ("jax.grad", lambda: A.bcast_jax(A0, w0)),
           ("jax.jit(grad)", lambda: A.bcast_jax(A0, w0, jit=True)),
@@ -173,6 +175,9 @@ def w4(quick: bool, device: str) -> Workload:
                   budget_s=3 if quick else 25, max_repeats=10 if quick else 30,
                   notes=["StrideWeave asks only for w's gradient with sw.grad(loss, [w], ones); "
                          "torch/jax/HIPS differentiate w only as well.",
+                         "StrideWeave inputs use canonical (first-mode-fastest) storage; the "
+                         "`[row-major A]` row wraps C-ordered memory as sw.tensor(ndarray) does, and pays "
+                         "a transpose for the canonical elementwise result.",
                          f"Rows `[w:({m},)]` use a rank-1 w (same broadcast, no leading extent-1 mode); "
                          "a target falls back to them only when the 1 x m row errors."],
                   targets=[("sw-numpy", "numpy", 1.25, "<= 1.25x hand-written numpy"),

@@ -139,10 +139,9 @@ def test_numpy_native_dtypes_round_trip():
         c.sw_dtype_of(np.dtype("complex64"))
 
 
-def test_torch_cuda_device_when_available():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
+@pytest.mark.cuda
+def test_torch_cuda_device():
+    pytest.importorskip("torch")
     from strideweave.carriers import TorchCarrier, resolve
     kind = resolve("torch", device="cuda")
     c = kind.allocate(8, DType.Float32)
