@@ -311,11 +311,9 @@ class Tensor:
         return getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        with no_grad():
-            from .ops.views import getitem
+        from .ops.views import setitem
 
-            target = getitem(self, key)
-        target._write(value, add=False)
+        setitem(self, key, value)
 
     def __iter__(self):
         for i in range(len(self)):

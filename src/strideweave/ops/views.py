@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+from ..autograd.mode import no_grad
 from ..layout import Layout, Shape
 from ..tensor import Tensor
 from ._support import BatchUnsupported, Primitive, broadcast_modes, kind_of, leaves_of, operand, wrap
@@ -152,7 +153,7 @@ def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
                 continue
             leaf = (shape, stride) if isinstance(shape, int) else _single_leaf(shape, stride)
             if leaf is None:
-                raise IndexError(f"mode {mode} is nested as {shape}; only a full slice or an int can index it")
+                raise NotAView(mode)
             offset += start * leaf[1] if count else 0
             shape_out.append(count)
             stride_out.append(leaf[1] * step)
@@ -166,10 +167,43 @@ def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
     return Layout(tuple(shape_out), tuple(stride_out)), offset
 
 
+class NotAView(Exception):
+    """A slice of a nested mode whose leaves do not coalesce: no single layout mode addresses it."""
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]``: a differentiable view sharing ``x``'s carrier (ints drop their mode)."""
-    layout, offset = index_layout(x._layout, x._offset, key)
+    """``x[key]``: a differentiable view sharing ``x``'s carrier (ints drop their mode).
+
+    A slice of a nested mode whose leaves are not contiguous in colexicographic
+    order has no layout; it is taken from a canonical copy instead (like
+    ``reshape``), so it does not share ``x``'s carrier.
+    """
+    try:
+        layout, offset = index_layout(x._layout, x._offset, key)
+    except NotAView:
+        from .manipulation import copy
+
+        dense = copy(x)  # in canonical storage every nested mode is one contiguous run
+        layout, offset = index_layout(dense._layout, dense._offset, key)
+        return _make_view(dense, layout, offset, "indexing")
     return _make_view(x, layout, offset, "indexing")
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: write through to ``x``'s carrier (one version bump)."""
+    with no_grad():
+        try:
+            layout, offset = index_layout(x._layout, x._offset, key)
+        except NotAView:
+            from .manipulation import copy
+
+            # No view addresses the slice: edit a canonical copy, then write all of it back.
+            dense = copy(x)
+            getitem(dense, key)._write(value, add=False)
+            x._write(dense, add=False)
+            return
+        target = _make_view(x, layout, offset, "indexing")
+    target._write(value, add=False)
 
 
 # ----- layout views ---------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Conformance cases, one module per family: ``ops`` (one per operation) and ``programs`` (composites)."""
