@@ -37,6 +37,8 @@ PROGRAMS = {
     "broadcast_binary": lambda a, b: a * sw.sum(b, modes=(0,), keepdims=True),
     "reductions": lambda a, b: sw.stack([sw.mean(a * b, modes=(1,)), sw.max(a + b, modes=(1,))]),
     "matmul": lambda a, b: sw.sin(a @ sw.transpose(b)),
+    "matvec_and_vecmat": lambda a, b: sw.tanh(a @ b[0, :]) * (b[:, 1] @ a).sum(),
+    "batched_matmul": lambda a, b: sw.stack([a, b]) @ sw.transpose(b),
     "views": lambda a, b: a[1:, :] * b[:2, :] + sw.transpose(a)[0:2, 0:2].sum(),
     "copy_and_astype": lambda a, b: sw.copy(a) * sw.astype(b, sw.DType.Float32),
 }

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
-from ._support import BatchUnsupported, Primitive, broadcast_modes, gradient_values, operand, place, wrap
+from ._support import Primitive, broadcast_modes, gradient_values, operand, place, wrap
 
 __all__ = ["matmul", "tensordot"]
 
@@ -27,8 +27,12 @@ def _to_rev(xp, natural: Any) -> Any:
     return xp.permute_dims(natural, tuple(range(natural.ndim - 1, -1, -1))) if natural.ndim > 1 else natural
 
 
-def _natural_to_rev_leaves(xp, natural: Any, layout: Layout) -> Any:
-    return xp.reshape(_to_rev(xp, natural), layout.rev_leaf_shape)
+def _natural_to_rev_leaves(xp, natural: Any, layout: Layout, lead: tuple = ()) -> Any:
+    """A natural-order mode array (after any ``lead`` batch axis) as a rev array of ``layout``'s leaves."""
+    if not lead:
+        return xp.reshape(_to_rev(xp, natural), layout.rev_leaf_shape)
+    n = natural.ndim
+    return xp.reshape(xp.permute_dims(natural, (0,) + tuple(range(n - 1, 0, -1))), lead + layout.rev_leaf_shape)
 
 
 def _mode_rev(tensor: Tensor, kind) -> Any:
@@ -92,21 +96,24 @@ class Matmul(Primitive):
                                     (batch, n, a_rev.shape[0]))
             return self.cotangents((xp.reshape(grad_a, lead + a._layout.rev_leaf_shape),
                                     xp.reshape(grad_b, lead + b._layout.rev_leaf_shape)), batch)
-        if gradient._layout.rank != self._result_layout.rank:
-            raise BatchUnsupported("batched matmul backward")
         A, B = _mode_array(a, kind), _mode_array(b, kind)
-        g = _modes_view(operand(gradient, kind), gradient._layout, xp)
-        a_vector, b_vector = A.ndim == 1, B.ndim == 1
-        if a_vector:
+        g, batch = gradient_values(self, gradient)
+        lead = () if batch is None else (batch,)
+        # Natural mode order, any batch axis first.
+        out_rank = self._result_layout.rank
+        g = xp.reshape(g, lead + self._result_layout.mode_sizes[::-1])
+        g = xp.permute_dims(g, tuple(range(len(lead))) + tuple(range(len(lead) + out_rank - 1, len(lead) - 1, -1)))
+        if A.ndim == 1:
             A = xp.reshape(A, (1,) + tuple(A.shape))
-        if b_vector:
+        if B.ndim == 1:
             B = xp.reshape(B, tuple(B.shape) + (1,))
         g_shape = _broadcast_batch(tuple(A.shape[:-2]), tuple(B.shape[:-2])) + (A.shape[-2], B.shape[-1])
-        g = xp.reshape(g, g_shape)
-        grad_a = _sum_to(xp, xp.matmul(g, xp.matrix_transpose(B)), tuple(A.shape))
-        grad_b = _sum_to(xp, xp.matmul(xp.matrix_transpose(A), g), tuple(B.shape))
-        return self.cotangents((_natural_to_rev_leaves(xp, grad_a, a._layout),
-                                _natural_to_rev_leaves(xp, grad_b, b._layout)))
+        g = xp.reshape(g, lead + g_shape)
+        grad_a = _sum_to(xp, xp.matmul(g, xp.matrix_transpose(B)), tuple(A.shape), lead) if self.wants(0) else None
+        grad_b = _sum_to(xp, xp.matmul(xp.matrix_transpose(A), g), tuple(B.shape), lead) if self.wants(1) else None
+        return self.cotangents((None if grad_a is None else _natural_to_rev_leaves(xp, grad_a, a._layout, lead),
+                                None if grad_b is None else _natural_to_rev_leaves(xp, grad_b, b._layout, lead)),
+                               batch)
 
 
 def _broadcast_batch(a: tuple, b: tuple) -> tuple:
@@ -115,12 +122,13 @@ def _broadcast_batch(a: tuple, b: tuple) -> tuple:
     return tuple(x if y == 1 else y for x, y in zip(a, b))
 
 
-def _sum_to(xp, values: Any, shape: tuple) -> Any:
-    """Sum leading and stretched batch axes so ``values`` has ``shape``."""
-    extra = values.ndim - len(shape)
+def _sum_to(xp, values: Any, shape: tuple, lead: tuple = ()) -> Any:
+    """Sum leading and stretched batch axes so ``values`` has ``lead + shape`` (``lead``: a cotangent batch)."""
+    skip = len(lead)
+    extra = values.ndim - skip - len(shape)
     if extra:
-        values = xp.sum(values, axis=tuple(range(extra)))
-    axes = tuple(i for i, (have, want) in enumerate(zip(values.shape, shape)) if want == 1 and have != 1)
+        values = xp.sum(values, axis=tuple(range(skip, skip + extra)))
+    axes = tuple(skip + i for i, (have, want) in enumerate(zip(values.shape[skip:], shape)) if want == 1 and have != 1)
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
     return values
