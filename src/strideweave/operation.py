@@ -81,7 +81,7 @@ class Operation:
             return self.forward(*args, options=options, **kwargs)
         state.enabled = False
         try:
-            result = self.forward(*args, options=options, **kwargs)
+            result = self.forward(*args, options=options, **kwargs) if kwargs else self.forward(*args, options=options)
         finally:
             state.enabled = True
         if result.__class__ is not Tensor and not isinstance(result, Tensor):
@@ -90,17 +90,16 @@ class Operation:
             self._context = None
             return result
         inputs = tuple([arg for arg in args if isinstance(arg, Tensor)])
-        for tensor in inputs:
-            if tensor._dtype is _FLOAT32:
-                break
-        else:
-            self._context = None
-            return result
+        differentiable = False
         for tensor in inputs:
             if tensor is result:
                 # Recording on an input would rewrite that input's history.
                 result = result._alias()
-                break
+            if tensor._dtype is _FLOAT32:
+                differentiable = True
+        if not differentiable:
+            self._context = None
+            return result
         self._inputs = inputs
         self._result_layout = result._layout
         if len(inputs) == 1 and len(inputs[0]._carriers) == 1:

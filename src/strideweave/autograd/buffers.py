@@ -64,7 +64,8 @@ def add_cotangents(first: Tensor, second: Tensor) -> Tensor:
             and carrier._size == other._size == layout.cosize and other.kind == kind:
         # Same layout over whole buffers: add the storage itself (holes are zero
         # in both), which avoids reading either through a strided layout.
-        return Tensor._make(kind.cls._adopt(carrier._array + other._array, kind.namespace, kind.device), layout, 0)
+        total = carrier._array + other._array
+        return Tensor._make(kind.cls._adopt(total, kind.namespace, kind.device, kind), layout, 0)
     total = operand(first, kind) + operand(second, kind)
     layout = first._layout if first._layout == second._layout else Layout.canonical(first._layout.shape.modes)
     if layout.is_canonical():

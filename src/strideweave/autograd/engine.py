@@ -97,7 +97,8 @@ class Traversal:
             inputs = node._inputs
             if gradient is not None:
                 result = result_of.pop(key, None)
-                if result is not None:
+                if result is not None and (result._retains_grad or requested or batch is not None
+                                           or result._layout.aliasing() != "injective"):
                     gradient = self.settle(result, gradient)
                 node._check_versions()
                 if prune and isinstance(node, Primitive):

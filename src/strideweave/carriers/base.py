@@ -106,8 +106,11 @@ class Carrier:
         self._last_gather = None
 
     @classmethod
-    def _adopt(cls, array1d, xp, device):
-        """Wrap a 1-D array an operation just computed on this kind (hot path: no checks)."""
+    def _adopt(cls, array1d, xp, device, kind=None):
+        """Wrap a 1-D array an operation just computed on this kind (hot path: no checks).
+
+        ``kind``, when the caller has it, is this carrier's CarrierKind.
+        """
         self = object.__new__(cls)
         self._array = array1d
         self._xp = xp
@@ -117,7 +120,7 @@ class Carrier:
         self._size = array1d.shape[0]
         self._version = 0
         self._cache = None
-        self._kind = None
+        self._kind = kind
         self._last_gather = None
         return self
 
@@ -169,7 +172,7 @@ class Carrier:
         """Zero-filled storage of ``n`` elements of this exact kind (trusted hot path)."""
         cls = type(self)
         native = self._native if dtype is None else self._native_dtype_in(self._xp, dtype)
-        return cls._adopt(cls._zeros(self._xp, n, native, self._device), self._xp, self._device)
+        return cls._adopt(cls._zeros(self._xp, n, native, self._device), self._xp, self._device, self._kind)
 
     def placed(self, layout, values):
         """Fresh storage of this kind, ``layout.cosize`` long, holding rev ``values`` at ``layout``.

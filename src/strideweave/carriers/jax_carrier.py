@@ -151,7 +151,7 @@ class JaxCarrier(Carrier):
         a = jnp.pad(a, (plan.start, max(0, cosize - plan.stop)))
         if plan.stop > cosize:
             a = a[:cosize]  # only zero padding lies past the last addressed element
-        return type(self)._adopt(a, self._xp, self._device)
+        return type(self)._adopt(a, self._xp, self._device, self._kind)
 
 
     def _flat(self, vals, rs):

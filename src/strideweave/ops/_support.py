@@ -42,7 +42,7 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
         return resolve(options.carrier, device=options.device)
     first = tensors[0]._carriers[0]
     if len(tensors) == 1 and tensors[0]._blocks is None:
-        return kind_of(first)
+        return first._kind or first.kind
     for tensor in tensors:
         for carrier in tensor._carriers:
             if not _same_place(first, carrier):
@@ -74,7 +74,7 @@ def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     """A Tensor with canonical ``layout`` whose storage is the C-ordered rev array ``values``."""
     cls, xp, device = kind
     flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-    return Tensor._make(cls._adopt(flat, xp, device), layout, 0)
+    return Tensor._make(cls._adopt(flat, xp, device, kind), layout, 0)
 
 
 def canonical(modes: tuple) -> Layout:
@@ -210,7 +210,7 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         values = xp.broadcast_to(values, leaves)
     if layout.is_canonical() or not layout.is_injective():
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-        return Tensor._make(cls._adopt(flat, xp, carrier._device), layout if layout.is_canonical()
+        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if layout.is_canonical()
                             else Layout.canonical(layout._shape_modes), 0)
     return Tensor._make(carrier.placed(layout, values), layout, 0)
 
@@ -241,7 +241,8 @@ def gradient_values(op: Operation, gradient: Tensor) -> tuple[Any, int | None]:
     batch axis comes first in the returned array.
     """
     values = operand(gradient, op.place)
-    if gradient._layout.rank == op._result_layout.rank:
+    layout = gradient._layout
+    if layout is op._result_layout or len(layout._shape_modes) == len(op._result_layout._shape_modes):
         return values, None
     last = values.ndim - 1
     return op.place.namespace.permute_dims(values, (last,) + tuple(range(last))), values.shape[last]
@@ -263,7 +264,7 @@ def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind,
         values = xp.broadcast_to(values, shape)
     if single.is_canonical():
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-        return Tensor._make(cls._adopt(flat, xp, carrier._device), layout, 0)
+        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout, 0)
     last = values.ndim - 1
     return Tensor._make(carrier.placed(layout, xp.permute_dims(values, tuple(range(1, last + 1)) + (0,))), layout, 0)
 
@@ -302,7 +303,12 @@ class Primitive(Operation):
     def cotangents(self, grads: Sequence[Any], batch: int | None = None) -> tuple:
         """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout."""
         kind = self.place
-        wanted = self.wanted or (True,) * len(grads)
+        wanted = self.wanted
+        if batch is None and wanted is None and len(grads) == 1:
+            t = self._inputs[0]
+            g = grads[0]
+            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind),)
+        wanted = wanted or (True,) * len(grads)
         if batch is not None:
             return tuple(None if g is None or not w or t._dtype is not _FLOAT32
                          else cotangent_for_batched(t, g, kind, batch)

@@ -41,10 +41,10 @@ class _Binary(Primitive):
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if isinstance(a, Tensor):
-            a_modes = a._layout.shape.modes
+            a_modes = a._layout._shape_modes
             if isinstance(b, Tensor):
                 kind = place((a, b), options)
-                b_modes = b._layout.shape.modes
+                b_modes = b._layout._shape_modes
                 xp = kind.namespace
                 if a_modes == b_modes:
                     modes, av, bv = a_modes, operand(a, kind), operand(b, kind)
@@ -54,13 +54,17 @@ class _Binary(Primitive):
                     bv = expand(operand(b, kind), b_modes, modes, xp)
             else:
                 kind = place((a,), options)
-                xp = kind.namespace
-                modes, av, bv = a_modes, operand(a, kind), scalar_operand(b, a._dtype, type(self).__name__)
+                xp = kind[1]
+                modes, av = a_modes, operand(a, kind)
+                bv = b if b.__class__ is float and a._dtype.kind == "float" \
+                    else scalar_operand(b, a._dtype, type(self).__name__)
                 self.saved = (bv, 1)
         elif isinstance(b, Tensor):
             kind = place((b,), options)
-            xp = kind.namespace
-            modes, av, bv = b._layout.shape.modes, scalar_operand(a, b._dtype, type(self).__name__), operand(b, kind)
+            xp = kind[1]
+            modes, bv = b._layout._shape_modes, operand(b, kind)
+            av = a if a.__class__ is float and b._dtype.kind == "float" \
+                else scalar_operand(a, b._dtype, type(self).__name__)
             self.saved = (av, 0)
         else:
             raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
