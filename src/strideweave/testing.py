@@ -297,6 +297,22 @@ def _compare(label: str, index: int, actual: np.ndarray, expected: np.ndarray, a
     return worst, float(diff.max()), float(rel.max()), failing
 
 
+def _record_worst(report: Any, label: str, pairs: list, atol: float, rtol: float):
+    """Compare ``(index, actual, expected)`` pairs, record the worst errors in ``report``; return the first failure."""
+    worst, max_abs, max_rel, failing = None, 0.0, 0.0, None
+    for index, actual, expected in pairs:
+        w, a, r, f = _compare(label, index, actual, expected, atol, rtol)
+        max_abs, max_rel = max(max_abs, a), max(max_rel, r)
+        if w is not None and (worst is None or w.abs_error > worst.abs_error):
+            worst = w
+        if f is not None and failing is None:
+            failing = f
+    report.max_abs_error[label] = max_abs
+    report.max_rel_error[label] = max_rel
+    report.worst[label] = worst
+    return failing
+
+
 def _carrier_list(carriers: Any) -> list:
     if carriers is None:
         return available_carriers()
@@ -330,20 +346,9 @@ def gradcheck(fn: Callable, inputs: Sequence[Any], cotangent: Any = None, *, car
         label = _carrier_label(spec)
         moved, _, grads = _run(fn, inputs, cotangent, spec)
         _check_grad_carrier(label, moved, grads)
-        worst, max_abs, max_rel, failing = None, 0.0, 0.0, None
-        for i, (num, g) in enumerate(zip(numeric, grads)):
-            if num is None:
-                continue
-            ana = np.zeros(num.shape) if g is None else g.numpy()
-            w, a, r, f = _compare(label, i, ana, num, atol, rtol)
-            max_abs, max_rel = max(max_abs, a), max(max_rel, r)
-            if w is not None and (worst is None or w.abs_error > worst.abs_error):
-                worst = w
-            if f is not None and failing is None:
-                failing = f
-        report.max_abs_error[label] = max_abs
-        report.max_rel_error[label] = max_rel
-        report.worst[label] = worst
+        pairs = [(i, np.zeros(num.shape) if g is None else g.numpy(), num)
+                 for i, (num, g) in enumerate(zip(numeric, grads)) if num is not None]
+        failing = _record_worst(report, label, pairs, atol, rtol)
         if failing is not None:
             raise AssertionError(f"gradcheck failed: {failing.describe()} (atol={atol}, rtol={rtol})")
     return report
@@ -375,19 +380,7 @@ def assert_carriers_agree(fn: Callable, inputs: Sequence[Any], cotangent: Any = 
                                      f"{'None' if rg is None else 'present'}")
             if g is not None:
                 pairs.append((i, g.numpy(), rg.numpy()))
-        worst, max_abs, max_rel, failing = None, 0.0, 0.0, None
-        for i, actual, expected in pairs:
-            if actual.dtype == bool or expected.dtype == bool:
-                actual, expected = actual.astype(np.float64), expected.astype(np.float64)
-            w, a, r, f = _compare(label, i, actual, expected, atol, rtol)
-            max_abs, max_rel = max(max_abs, a), max(max_rel, r)
-            if w is not None and (worst is None or w.abs_error > worst.abs_error):
-                worst = w
-            if f is not None and failing is None:
-                failing = f
-        report.max_abs_error[label] = max_abs
-        report.max_rel_error[label] = max_rel
-        report.worst[label] = worst
+        failing = _record_worst(report, label, pairs, atol, rtol)
         if failing is not None:
             raise AssertionError(f"carriers disagree: {failing.describe(label, 'numpy')} (atol={atol}, rtol={rtol})")
     return report

@@ -159,22 +159,17 @@ class JaxCarrier(Carrier):
             return vals
         return jnp.reshape(jnp.broadcast_to(vals, rs), (-1,))
 
-    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
-        flat = self._flat(vals, rs)
+    def _target(self, rs, rt, offset, canonical):
+        """The ``.at[...]`` updater for the addressed elements: a slice when canonical, else indices."""
         if canonical:
             size = 1
             for e in rs:
                 size *= e
-            self._array = self._array.at[offset:offset + size].set(flat)
-        else:
-            self._array = self._array.at[self._index(rs, rt, offset)].set(flat)
+            return self._array.at[offset:offset + size]
+        return self._array.at[self._index(rs, rt, offset)]
+
+    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
+        self._array = self._target(rs, rt, offset, canonical).set(self._flat(vals, rs))
 
     def _add_rev(self, rs, rt, offset, vals, injective, canonical):
-        flat = self._flat(vals, rs)
-        if canonical:
-            size = 1
-            for e in rs:
-                size *= e
-            self._array = self._array.at[offset:offset + size].add(flat)
-        else:
-            self._array = self._array.at[self._index(rs, rt, offset)].add(flat)
+        self._array = self._target(rs, rt, offset, canonical).add(self._flat(vals, rs))

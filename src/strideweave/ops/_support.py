@@ -70,6 +70,13 @@ def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     return transfer(tensor.rev_array(), kind)
 
 
+def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
+    """Rev array with one axis per top-level mode (reversed order), nested modes merged."""
+    values = operand(tensor, kind)
+    sizes = tensor._layout.mode_sizes[::-1]
+    return values if tuple(values.shape) == sizes else kind.namespace.reshape(values, sizes)
+
+
 def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     """A Tensor with canonical ``layout`` whose storage is the C-ordered rev array ``values``."""
     cls, xp, device = kind

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
-from ._support import Primitive, broadcast_modes, gradient_values, operand, place, wrap
+from ._support import Primitive, broadcast_modes, gradient_values, mode_operand, operand, place, wrap
 
 __all__ = ["matmul", "tensordot"]
 
@@ -35,13 +35,6 @@ def _natural_to_rev_leaves(xp, natural: Any, layout: Layout, lead: tuple = ()) -
     return xp.reshape(xp.permute_dims(natural, (0,) + tuple(range(n - 1, 0, -1))), lead + layout.rev_leaf_shape)
 
 
-def _mode_rev(tensor: Tensor, kind) -> Any:
-    """Rev array with one axis per top-level mode (reversed), nested modes merged."""
-    values = operand(tensor, kind)
-    sizes = tensor._layout.mode_sizes[::-1]
-    return values if tuple(values.shape) == sizes else kind.namespace.reshape(values, sizes)
-
-
 class Matmul(Primitive):
     """Array API ``matmul`` over top-level modes; ``saved`` holds the result modes."""
 
@@ -60,7 +53,7 @@ class Matmul(Primitive):
         self.place = kind
         if len(a_modes) == 2 and len(b_modes) == 2:
             out_modes = (a_modes[0], b_modes[1])
-            out = xp.matmul(_mode_rev(b, kind), _mode_rev(a, kind))
+            out = xp.matmul(mode_operand(b, kind), mode_operand(a, kind))
         else:
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
             b_batch = b_modes[:-2] if len(b_modes) > 1 else ()
@@ -80,7 +73,7 @@ class Matmul(Primitive):
             g, batch = gradient_values(self, gradient)
             lead = () if batch is None else (batch,)
             g = xp.reshape(g, lead + self._result_layout.mode_sizes[::-1])
-            a_rev, b_rev = _mode_rev(a, kind), _mode_rev(b, kind)
+            a_rev, b_rev = mode_operand(a, kind), mode_operand(b, kind)
             if batch is None:
                 grad_a = xp.matmul(xp.matrix_transpose(b_rev), g) if self.wants(0) else None
                 grad_b = xp.matmul(g, xp.matrix_transpose(a_rev)) if self.wants(1) else None

@@ -8,16 +8,10 @@ from typing import Any, Sequence
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, leaves_of, operand,
-                       place, unbroadcast, wrap)
+from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, leaves_of,
+                       mode_operand, operand, place, unbroadcast, wrap)
 
 __all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
-
-
-def _mode_rev(tensor: Tensor, kind) -> Any:
-    values = operand(tensor, kind)
-    sizes = tensor._layout.mode_sizes[::-1]
-    return values if tuple(values.shape) == sizes else kind.namespace.reshape(values, sizes)
 
 
 def _check_tensors(tensors: Sequence[Any], name: str) -> tuple[Tensor, ...]:
@@ -61,14 +55,14 @@ class Concat(Primitive):
         extents = tuple(t._layout.mode_sizes[mode] for t in tensors)
         self.place = kind
         self.saved = (axis, extents)
-        out = kind.namespace.concat([_mode_rev(t, kind) for t in tensors], axis=axis)
+        out = kind.namespace.concat([mode_operand(t, kind) for t in tensors], axis=axis)
         out_modes = modes[:mode] + (sum(extents),) + modes[mode + 1:]
         return wrap(out, Layout.canonical(out_modes), kind)
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         axis, extents = self.saved
-        g = _mode_rev(gradient, kind)
+        g = mode_operand(gradient, kind)
         grads, start = [], 0
         for t, extent in zip(self._inputs, extents):
             index = tuple(slice(start, start + extent) if a == axis else slice(None) for a in range(g.ndim))
@@ -99,12 +93,12 @@ class Stack(Primitive):
         axis = rank - 1 - mode
         self.place = kind
         self.saved = axis
-        out = kind.namespace.stack([_mode_rev(t, kind) for t in tensors], axis=axis)
+        out = kind.namespace.stack([mode_operand(t, kind) for t in tensors], axis=axis)
         return wrap(out, Layout.canonical(modes[:mode] + (len(tensors),) + modes[mode:]), kind)
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
-        g = _mode_rev(gradient, kind)
+        g = mode_operand(gradient, kind)
         axis = self.saved
         grads = []
         for i, t in enumerate(self._inputs):
