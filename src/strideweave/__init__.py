@@ -6,7 +6,7 @@ namespace array-api-compat accepts. One layout algebra and one autograd
 engine sit on top of all of them.
 """
 
-from . import random, testing
+from . import random, testing, viz
 from .autograd.functional import grad
 from .autograd.mode import is_grad_enabled, no_grad, set_grad_enabled
 from .carriers import (ArrayAPICarrier, Carrier, JaxCarrier, NumpyCarrier, TorchCarrier, get_default_carrier,
@@ -42,5 +42,5 @@ __all__ = [
     # autograd
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
     # tools
-    "testing", "__version__",
+    "testing", "viz", "__version__",
 ]

@@ -1,0 +1,46 @@
+"""The public surface is pinned: every name API.md and the spec promise, and nothing by accident."""
+
+import inspect
+
+import pytest
+
+import strideweave as sw
+
+PUBLIC = {
+    "Shape", "Stride", "Layout",
+    "DType", "SimpleDType", "DTypeCategory", "CompoundDType",
+    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier",
+    "set_default_carrier", "get_default_carrier",
+    "Tensor", "tensor", "zeros", "ones", "full", "arange", "from_dlpack", "random",
+    "Operation", "ExecutionOptions",
+    "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "sin", "cos", "tanh",
+    "abs", "maximum", "minimum", "where", "clip", "sum", "mean", "max", "min", "prod", "matmul", "tensordot",
+    "concat", "stack", "astype", "copy", "detach", "view", "permute", "transpose", "reshape", "broadcast_to",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+    "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
+    "testing", "viz", "__version__",
+}
+
+
+def test_all_is_pinned():
+    assert set(sw.__all__) == PUBLIC
+    assert len(sw.__all__) == len(PUBLIC)
+    for name in PUBLIC:
+        assert hasattr(sw, name), name
+
+
+@pytest.mark.parametrize("entry, parameters", [
+    (sw.Tensor.backward, ["self", "gradient", "retain_graph"]),
+    (sw.Tensor.backwards_traversal, ["gradient", "operation", "retain_graph"]),
+    (sw.grad, ["output", "inputs", "cotangents", "batched", "retain_graph"]),
+    (sw.Tensor.retain_grad, ["self", "retain"]),
+    (sw.set_grad_enabled, ["enabled"]),
+])
+def test_autograd_entry_points_take_exactly_the_specified_parameters(entry, parameters):
+    assert list(inspect.signature(entry).parameters) == parameters
+
+
+def test_testing_tools_are_public():
+    for name in ("gradcheck", "assert_carriers_agree", "numerical_gradients", "analytic_gradients",
+                 "available_carriers", "on_carrier"):
+        assert callable(getattr(sw.testing, name)), name
