@@ -45,3 +45,25 @@ def test_tensor_from_a_native_array_onto_another_carrier_is_a_leaf(carrier):
     np.testing.assert_array_equal(t.grad.numpy(), 2 * np.ones((2, 2)))
     converted = sw.tensor(sw.tensor([1.0, 2.0]) * 3.0, dtype=sw.DType.Float32, carrier=carrier)
     assert converted.autograd_ctx is None
+
+
+def test_unit_cotangent_products_give_detached_gradients(carrier):
+    # loss.backward() seeds a unit cotangent; products skip multiplying by it,
+    # yet every .grad must still be a detached copy, not a view of an input.
+    a = sw.tensor([[1.0, 2.0], [3.0, 4.0]], carrier=carrier)
+    b = sw.tensor([[5.0, 6.0]], carrier=carrier)
+    (a * b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[5.0, 6.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(b.grad.numpy(), [[4.0, 6.0]])
+    b.fill_(0.0)
+    a.fill_(0.0)
+    np.testing.assert_array_equal(a.grad.numpy(), [[5.0, 6.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(b.grad.numpy(), [[4.0, 6.0]])
+
+
+def test_unit_cotangent_through_exp_and_tanh(carrier):
+    x = sw.tensor([0.5, -0.25, 1.0], carrier=carrier)
+    (sw.exp(x) * sw.tanh(x)).sum().backward()
+    v = np.array([0.5, -0.25, 1.0])
+    expected = np.exp(v) * np.tanh(v) + np.exp(v) * (1 - np.tanh(v) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5)

@@ -196,6 +196,34 @@ def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any, batch: int |
     return values
 
 
+def times(g: Any, values: Any, xp: Any) -> Any:
+    """``g * values`` for a backward rule, skipping the product when ``g`` is a unit broadcast.
+
+    ``loss.backward()`` seeds the traversal with a unit cotangent, which
+    reductions pass on as a stride-0 broadcast of the single value 1 (a view,
+    never materialised on NumPy and PyTorch). Multiplying by it would cost a
+    full pass over the data for nothing; the values themselves, broadcast to
+    the cotangent's shape, are the product. Cotangents are never written in
+    place, so handing out a view of saved values is safe.
+    """
+    if hasattr(values, "shape") and _is_unit_broadcast(g):
+        return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
+    return g * values
+
+
+def _is_unit_broadcast(g: Any) -> bool:
+    strides = getattr(g, "strides", None)  # NumPy
+    if strides is None:
+        stride = getattr(g, "stride", None)  # PyTorch (a method); other namespaces have no strides
+        if stride is None or not callable(stride) or type(g).__module__.split(".")[0] != "torch":
+            return False
+        strides = stride()
+        if g.numel() < 2 or any(strides):
+            return False
+        return bool(g.reshape(-1)[0] == 1)
+    return g.size > 1 and not any(strides) and g.flat[0] == 1
+
+
 # ----- cotangents in an input's exact layout ----------------------------------------------------
 
 def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None) -> Tensor:

@@ -14,7 +14,7 @@ from ..dtypes import DType
 from ..layout import Layout
 from ..tensor import Tensor
 from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, operand, place,
-                       scalar_operand, unbroadcast, wrap)
+                       scalar_operand, times, unbroadcast, wrap)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
@@ -150,13 +150,13 @@ class Multiply(_Binary):
         return a * b
 
     def vjp(self, xp, g, a, b, out):
-        return g * b, g * a
+        return times(g, b, xp), times(g, a, xp)
 
     def vjp_first(self, xp, g, a, b, out):
-        return g * b
+        return times(g, b, xp)
 
     def vjp_second(self, xp, g, a, b, out):
-        return g * a
+        return times(g, a, xp)
 
 
 class Divide(_Binary):
@@ -310,7 +310,7 @@ class Exp(_Unary):
         return xp.exp(x)
 
     def vjp(self, xp, g, x, out):
-        return g * out
+        return times(g, out, xp)
 
 
 class Log(_Unary):
@@ -342,7 +342,7 @@ class Sin(_Unary):
         return xp.sin(x)
 
     def vjp(self, xp, g, x, out):
-        return g * xp.cos(x)
+        return times(g, xp.cos(x), xp)
 
 
 class Cos(_Unary):
@@ -364,7 +364,7 @@ class Tanh(_Unary):
         return xp.tanh(x)
 
     def vjp(self, xp, g, x, out):
-        return g * (1 - out * out)
+        return times(g, 1 - out * out, xp)
 
 
 class Abs(_Unary):
@@ -374,7 +374,7 @@ class Abs(_Unary):
         return xp.abs(x)
 
     def vjp(self, xp, g, x, out):
-        return g * xp.sign(x)
+        return times(g, xp.sign(x), xp)
 
 
 def negative(x, *, options=None) -> Tensor:
