@@ -70,6 +70,32 @@ def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     return transfer(tensor.rev_array(), kind)
 
 
+def exact_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
+    """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in canonical order, else None.
+
+    Elementwise rules over such Tensors work on the flat buffers directly:
+    no reshape on the way in or out, which on JAX (where every eager reshape
+    is a copy) saves a full pass per operand and result.
+    """
+    carrier = tensor._carriers[0]
+    layout = tensor._layout
+    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and layout.is_canonical() \
+            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
+        return carrier._array
+    return None
+
+
+def flat_gradient(gradient: Tensor, kind: CarrierKind) -> Any:
+    """A cotangent for a canonical result as 1-D values in canonical order."""
+    flat = exact_buffer(gradient, kind)
+    if flat is not None:
+        return flat
+    values = operand(gradient, kind)
+    if values.ndim == 1:
+        return values
+    return values.reshape(-1) if kind[0].native_methods else kind[1].reshape(values, (-1,))
+
+
 def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
     """Rev array with one axis per top-level mode (reversed order), nested modes merged."""
     values = operand(tensor, kind)
@@ -80,8 +106,9 @@ def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
 def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     """A Tensor with canonical ``layout`` whose storage is the C-ordered rev array ``values``."""
     cls, xp, device = kind
-    flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-    return Tensor._make(cls._adopt(flat, xp, device, kind), layout, 0)
+    if values.ndim != 1:
+        values = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+    return Tensor._make(cls._adopt(values, xp, device, kind), layout, 0)
 
 
 def canonical(modes: tuple) -> Layout:
@@ -240,8 +267,15 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                                         and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
     layout = target._layout
+    if values.ndim == 1 and values.shape[0] == layout.size and layout.is_canonical():
+        # Already flat canonical values (the elementwise fast path).
+        return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
     leaves = layout.rev_leaf_shape
     if values.shape != leaves:
+        if layout.is_canonical() and all(extent == 1 for extent in values.shape):
+            # One value for every element (a full reduction's gradient): broadcast it flat.
+            values = xp.broadcast_to(xp.reshape(values, (1,)), (layout.size,))
+            return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
         values = xp.broadcast_to(values, leaves)
     if layout.is_canonical() or not layout.is_injective():
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))

@@ -13,8 +13,8 @@ from typing import Any
 from ..dtypes import DType
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, operand, place,
-                       scalar_operand, times, unbroadcast, wrap)
+from ._support import (Primitive, as_array_like, broadcast_modes, exact_buffer, expand, flat_gradient,
+                       gradient_values, operand, place, scalar_operand, times, unbroadcast, wrap)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
@@ -47,7 +47,10 @@ class _Binary(Primitive):
                 b_modes = b._layout._shape_modes
                 xp = kind.namespace
                 if a_modes == b_modes:
-                    modes, av, bv = a_modes, operand(a, kind), operand(b, kind)
+                    modes = a_modes
+                    av, bv = exact_buffer(a, kind), exact_buffer(b, kind)
+                    if av is None or bv is None:
+                        av, bv = operand(a, kind), operand(b, kind)
                 else:
                     modes = broadcast_modes(a_modes, b_modes)
                     av = expand(operand(a, kind), a_modes, modes, xp)
@@ -55,14 +58,18 @@ class _Binary(Primitive):
             else:
                 kind = place((a,), options)
                 xp = kind[1]
-                modes, av = a_modes, operand(a, kind)
+                modes, av = a_modes, exact_buffer(a, kind)
+                if av is None:
+                    av = operand(a, kind)
                 bv = b if b.__class__ is float and a._dtype.kind == "float" \
                     else scalar_operand(b, a._dtype, type(self).__name__)
                 self.saved = (bv, 1)
         elif isinstance(b, Tensor):
             kind = place((b,), options)
             xp = kind[1]
-            modes, bv = b._layout._shape_modes, operand(b, kind)
+            modes, bv = b._layout._shape_modes, exact_buffer(b, kind)
+            if bv is None:
+                bv = operand(b, kind)
             av = a if a.__class__ is float and b._dtype.kind == "float" \
                 else scalar_operand(a, b._dtype, type(self).__name__)
             self.saved = (av, 0)
@@ -79,10 +86,17 @@ class _Binary(Primitive):
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         xp = kind.namespace
-        g, batch = gradient_values(self, gradient)
-        modes = self._result_layout._shape_modes
         saved, out = self.saved if self.keeps_result else (self.saved, None)
         inputs = self._inputs
+        flat = [exact_buffer(t, kind) for t in inputs]
+        if all(f is not None for f in flat) and gradient._layout is self._result_layout \
+                and (saved is not None or inputs[0]._layout._shape_modes == inputs[1]._layout._shape_modes):
+            # Forward ran on the flat buffers (equal shapes or a scalar): stay flat.
+            return self._flat_backward(xp, flat_gradient(gradient, kind), flat, saved, out)
+        if out is not None and out.ndim == 1 and self._result_layout.rank > 1:
+            out = xp.reshape(out, self._result_layout.rev_leaf_shape)
+        g, batch = gradient_values(self, gradient)
+        modes = self._result_layout._shape_modes
         if saved is None:
             a, b = inputs
             av = expand(operand(a, kind), a._layout._shape_modes, modes, xp)
@@ -100,6 +114,18 @@ class _Binary(Primitive):
         if scalar_position == 1:
             return self.cotangents((self.vjp_first(xp, g, tensor_values, scalar, out),), batch)
         return self.cotangents((self.vjp_second(xp, g, scalar, tensor_values, out),), batch)
+
+    def _flat_backward(self, xp, g, flat, saved, out) -> tuple:
+        wanted = self.wanted
+        if saved is None:
+            av, bv = flat
+            ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
+            gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
+            return self.cotangents((ga, gb))
+        scalar, scalar_position = saved
+        if scalar_position == 1:
+            return self.cotangents((self.vjp_first(xp, g, flat[0], scalar, out),))
+        return self.cotangents((self.vjp_second(xp, g, scalar, flat[0], out),))
 
     # Scalar pairings need one side only; the defaults take it from ``vjp``.
     def vjp_first(self, xp, g, a, b, out):
@@ -276,18 +302,30 @@ class _Unary(Primitive):
             raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
         kind = place((x,), options)
         self.place = kind
-        out = self.compute(kind.namespace, operand(x, kind))
+        values = exact_buffer(x, kind)
+        out = self.compute(kind.namespace, operand(x, kind) if values is None else values)
         if self.keeps_result:
             self.saved = out
-        return wrap(out, _canonical(x._layout.shape.modes), kind)
+        return wrap(out, _canonical(x._layout._shape_modes), kind)
 
     supports_batched = True
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
-        x = operand(self._inputs[0], kind) if self.needs_input else None
+        x = self._inputs[0]
+        flat = exact_buffer(x, kind)
+        if flat is not None and gradient._layout is self._result_layout:
+            # Forward ran on the flat buffer: stay flat (``saved`` is flat too).
+            g = flat_gradient(gradient, kind)
+            return self.cotangents((self.vjp(kind.namespace, g, flat if self.needs_input else None, self.saved),))
+        values = None
+        if self.needs_input:
+            values = operand(x, kind)
         g, batch = gradient_values(self, gradient)
-        return self.cotangents((self.vjp(kind.namespace, g, x, self.saved),), batch)
+        saved = self.saved
+        if flat is not None and saved is not None:
+            saved = kind.namespace.reshape(saved, x._layout.rev_leaf_shape)
+        return self.cotangents((self.vjp(kind.namespace, g, values, saved),), batch)
 
 
 class Negative(_Unary):

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import Primitive, gradient_values, leaves_of, operand, place, wrap
+from ._support import Primitive, exact_buffer, gradient_values, leaves_of, operand, place, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -60,6 +60,8 @@ class _Reduction(Primitive):
 
     __slots__ = ()
     function = ""
+    #: whether a reduction over every mode may read the flat buffer (backward never reads x's axes)
+    reads_flat = False
 
     def forward(self, x: Any, *, modes=None, keepdims: bool = False, options=None) -> Tensor:
         if not isinstance(x, Tensor):
@@ -68,8 +70,11 @@ class _Reduction(Primitive):
         xp = kind.namespace
         reduced = _normalise_modes(modes, x._layout.rank, self.function)
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims))
-        values = operand(x, kind)
-        out = self.compute(xp, values, axes)
+        flat = exact_buffer(x, kind) if self.reads_flat and len(axes) == len(kept_rev) else None
+        if flat is not None:
+            out = self.compute(xp, flat, (0,))  # every axis reduced: the flat buffer says it all
+        else:
+            out = self.compute(xp, operand(x, kind), axes)
         self.place = kind
         self.saved = (axes, kept_rev, self.keep(xp, out, kept_rev))
         out_layout = Layout.canonical(out_modes)
@@ -92,6 +97,7 @@ class _Reduction(Primitive):
 
 class Sum(_Reduction):
     __slots__ = ()
+    reads_flat = True
     function = "sum"
 
     def compute(self, xp, values, axes):
@@ -103,6 +109,7 @@ class Sum(_Reduction):
 
 class Mean(_Reduction):
     __slots__ = ()
+    reads_flat = True
     function = "mean"
 
     def compute(self, xp, values, axes):
