@@ -115,8 +115,17 @@ class Carrier:
         self._array = array1d
         self._xp = xp
         self._device = device
-        self._dtype = cls._sw_dtype_in(xp, array1d.dtype)
-        self._native = array1d.dtype
+        native = array1d.dtype
+        try:
+            dtype = _ADOPTED_DTYPES[native]
+        except (KeyError, TypeError):
+            dtype = cls._sw_dtype_in(xp, native)
+            try:
+                _ADOPTED_DTYPES[native] = dtype
+            except TypeError:  # an unhashable native dtype: look it up each time
+                pass
+        self._dtype = dtype
+        self._native = native
         self._size = array1d.shape[0]
         self._version = 0
         self._cache = None
@@ -597,3 +606,4 @@ class Carrier:
 
 
 _FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}
+_ADOPTED_DTYPES: dict = {}  # native dtype -> SimpleDType, for results adopted on the hot path
