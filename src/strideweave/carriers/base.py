@@ -116,14 +116,12 @@ class Carrier:
         self._xp = xp
         self._device = device
         native = array1d.dtype
+        # Per-namespace table, so dtypes of different libraries are never compared.
+        table = _FROM_NATIVE.get(id(xp))
         try:
-            dtype = _ADOPTED_DTYPES[native]
+            dtype = table[native]
         except (KeyError, TypeError):
             dtype = cls._sw_dtype_in(xp, native)
-            try:
-                _ADOPTED_DTYPES[native] = dtype
-            except TypeError:  # an unhashable native dtype: look it up each time
-                pass
         self._dtype = dtype
         self._native = native
         self._size = array1d.shape[0]
@@ -606,4 +604,3 @@ class Carrier:
 
 
 _FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}
-_ADOPTED_DTYPES: dict = {}  # native dtype -> SimpleDType, for results adopted on the hot path
