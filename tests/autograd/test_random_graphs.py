@@ -17,6 +17,11 @@ torch = pytest.importorskip("torch")
 
 SHAPES = [(2, 3), (3,), (1, 3), (2, 1)]
 
+
+def _reverse(t):
+    """torch's counterpart of sw.transpose: reverse every dimension."""
+    return t.permute(*reversed(range(t.dim())))
+
 # name -> (strideweave fn, torch fn, arity)
 OPS = {
     "add": (lambda a, b: a + b, lambda a, b: a + b, 2),
@@ -28,6 +33,10 @@ OPS = {
     "scale": (lambda a: 0.5 * a - 0.25, lambda a: 0.5 * a - 0.25, 1),
     "keepsum": (lambda a: sw.sum(a, modes=(0,), keepdims=True), lambda a: a.sum(0, keepdim=True), 1),
     "maximum": (sw.maximum, torch.maximum, 2),
+    "transpose_back": (lambda a: sw.transpose(sw.transpose(a) * 1.5), lambda a: _reverse(_reverse(a) * 1.5), 1),
+    "mean_keep": (lambda a: sw.mean(a, modes=(a.layout.rank - 1,), keepdims=True),
+                  lambda a: a.mean(a.dim() - 1, keepdim=True), 1),
+    "exp_small": (lambda a: sw.exp(0.1 * a), lambda a: torch.exp(0.1 * a), 1),
 }
 
 
