@@ -108,7 +108,7 @@ def composition(a: Layout, b: Any) -> Layout:
     are relaxed when all of ``b`` lands inside one mode of ``a``.
     """
     if isinstance(b, (tuple, list)):
-        return _compose_by_mode(a, b)
+        return _by_mode(a, b, composition, "composition")
     b = _as_tiler_layout(b, "composition")
     if a.size == 0 and b.size != 0:
         raise ValueError(f"composition: {a} is empty; cannot compose it with {b} of size {b.size}")
@@ -129,13 +129,14 @@ def composition(a: Layout, b: Any) -> Layout:
     return _from_modes(modes)
 
 
-def _compose_by_mode(a: Layout, tiler: tuple | list) -> Layout:
+def _by_mode(a: Layout, tiler: tuple | list, op, name: str) -> Layout:
+    """Apply ``op`` to each top-level mode of ``a`` with its tiler entry (``None`` keeps the mode)."""
     if len(tiler) > a.rank:
-        raise ValueError(f"composition: tiler {tiler!r} has {len(tiler)} modes; {a} has only {a.rank}")
+        raise ValueError(f"{name}: tiler {tiler!r} has {len(tiler)} modes; {a} has only {a.rank}")
     modes = []
     for i, t in enumerate(tiler):
         sub = a[i]
-        modes.append(_as_mode(sub) if t is None else _as_mode(composition(sub, t)))
+        modes.append(_as_mode(sub) if t is None else _as_mode(op(sub, t)))
     modes.extend(zip(a._shape_modes[len(tiler) :], a._stride_modes[len(tiler) :]))
     return _from_modes(modes)
 
@@ -255,14 +256,7 @@ def logical_divide(layout: Layout, tiler: Any) -> Layout:
     tuple/list tiler divides mode by mode (``None`` keeps a mode).
     """
     if isinstance(tiler, (tuple, list)):
-        if len(tiler) > layout.rank:
-            raise ValueError(f"logical_divide: tiler {tiler!r} has {len(tiler)} modes; {layout} has only {layout.rank}")
-        modes = []
-        for i, t in enumerate(tiler):
-            sub = layout[i]
-            modes.append(_as_mode(sub) if t is None else _as_mode(logical_divide(sub, t)))
-        modes.extend(zip(layout._shape_modes[len(tiler) :], layout._stride_modes[len(tiler) :]))
-        return _from_modes(modes)
+        return _by_mode(layout, tiler, logical_divide, "logical_divide")
     t = _as_tiler_layout(tiler, "logical_divide")
     rest = complement(t, layout.size)
     return composition(layout, _from_modes([_as_mode(t), _as_mode(rest)]))
