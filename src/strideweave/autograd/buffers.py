@@ -11,14 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..layout import Layout
-from ..ops._support import batched_layout, kind_of, operand, wrap
+from ..ops._support import batched_layout, broadcast_axes, gradient_layout, kind_of, operand, wrap
 from ..tensor import Tensor
-
-
-def gradient_layout(target: Tensor) -> Layout:
-    """The layout of every gradient buffer allocated for ``target``."""
-    layout = target._layout
-    return layout if layout.is_injective() else Layout.canonical(layout.shape.modes)
 
 
 def _overlapping(target_layout: Layout) -> ValueError:
@@ -78,11 +72,8 @@ def aggregate(target: Tensor, total: Tensor) -> Tensor:
     layout = target._layout
     kind = kind_of(total._carriers[0])
     xp = kind.namespace
-    rev_shape = layout.rev_leaf_shape
-    rev_strides = layout.leaf_stride[::-1]
-    axes = tuple(i for i, (e, s) in enumerate(zip(rev_shape, rev_strides)) if s == 0 and e > 1)
-    sums = xp.sum(operand(total, kind), axis=axes, keepdims=True)
-    return wrap(xp.broadcast_to(sums, rev_shape), Layout.canonical(layout.shape.modes), kind)
+    sums = xp.sum(operand(total, kind), axis=broadcast_axes(layout), keepdims=True)
+    return wrap(xp.broadcast_to(sums, layout.rev_leaf_shape), Layout.canonical(layout._shape_modes), kind)
 
 
 def detached_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
@@ -154,10 +145,7 @@ def aggregate_batched(target: Tensor, total: Tensor, batch: int) -> Tensor:
     kind = kind_of(carrier)
     xp = kind.namespace
     values = operand(total, kind)  # rev leaves of the target, then the batch axis last
-    rev_shape = layout.rev_leaf_shape
-    rev_strides = layout.leaf_stride[::-1]
-    axes = tuple(i for i, (e, s) in enumerate(zip(rev_shape, rev_strides)) if s == 0 and e > 1)
-    sums = xp.broadcast_to(xp.sum(values, axis=axes, keepdims=True), tuple(values.shape))
+    sums = xp.broadcast_to(xp.sum(values, axis=broadcast_axes(layout), keepdims=True), tuple(values.shape))
     stacked = batched_layout(Layout.canonical(layout._shape_modes), batch)
     return Tensor._make(carrier.placed(stacked, sums), stacked, 0)
 

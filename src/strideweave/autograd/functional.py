@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops._support import BatchUnsupported, batched_layout, kind_of, operand
+from ..ops._support import BatchUnsupported, batched_layout, gradient_layout, kind_of, operand
 from ..tensor import Tensor
-from .buffers import gradient_layout, validate_cotangent
+from .buffers import validate_cotangent
 from .engine import Traversal, as_float32, discover, require_one_subtensor, traverse
 
 __all__ = ["grad"]

@@ -253,6 +253,19 @@ def _is_unit_broadcast(g: Any) -> bool:
 
 # ----- cotangents in an input's exact layout ----------------------------------------------------
 
+def gradient_layout(target: Tensor) -> Layout:
+    """The layout of every gradient buffer for ``target``: its own if injective, else canonical."""
+    layout = target._layout
+    return layout if layout.is_injective() else Layout.canonical(layout._shape_modes)
+
+
+@lru_cache(maxsize=1024)
+def broadcast_axes(layout: Layout) -> tuple[int, ...]:
+    """Rev axes of ``layout``'s stride-0 leaves of extent > 1 (the ones broadcast aliasing comes from)."""
+    return tuple(axis for axis, (extent, stride) in enumerate(zip(layout.rev_leaf_shape, layout.leaf_stride[::-1]))
+                 if stride == 0 and extent > 1)
+
+
 def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None) -> Tensor:
     """Build the cotangent for ``target`` from ``values`` (a rev array of its leaf shape).
 
@@ -324,9 +337,7 @@ def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind,
     xp = carrier._xp
     if not (cls is values_kind[0] and xp is values_kind[1] and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
-    single = target._layout
-    if not single.is_injective():
-        single = Layout.canonical(single._shape_modes)
+    single = gradient_layout(target)
     layout = batched_layout(single, batch)
     shape = (batch,) + single.rev_leaf_shape
     if values.shape != shape:

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from ..autograd.mode import no_grad
 from ..layout import Layout, Shape
 from ..tensor import Tensor
-from ._support import BatchUnsupported, Primitive, broadcast_modes, kind_of, leaves_of, operand, wrap
+from ._support import (BatchUnsupported, Primitive, broadcast_axes, broadcast_modes, kind_of, leaves_of, operand,
+                       wrap)
 
 __all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
@@ -42,14 +43,12 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         return Tensor._make(buffer, s_layout, s_offset - lo)
     slots = buffer.gather_rev(s_layout, s_offset - lo)
     rev_shape = s_layout.rev_leaf_shape
-    rev_strides = tuple(reversed(s_layout.leaf_stride))
     first = None
-    for axis, (extent, stride) in enumerate(zip(rev_shape, rev_strides)):
-        if stride == 0 and extent > 1:
-            shape = [1] * len(rev_shape)
-            shape[axis] = extent
-            is_first = xp.reshape(xp.arange(extent, device=carrier.device) == 0, tuple(shape))
-            first = is_first if first is None else first & is_first
+    for axis in broadcast_axes(s_layout):
+        shape = [1] * len(rev_shape)
+        shape[axis] = rev_shape[axis]
+        is_first = xp.reshape(xp.arange(rev_shape[axis], device=carrier.device) == 0, tuple(shape))
+        first = is_first if first is None else first & is_first
     picked = slots if first is None else xp.where(first, slots, xp.zeros_like(slots))
     return wrap(xp.broadcast_to(picked, rev_shape), Layout.canonical(s_layout.shape.modes), kind)
 
