@@ -79,6 +79,15 @@ def test_compound_dtype_validation(fields, exc, match):
     (1, DType.Float16, DType.Float16),
     (DType.Int8, 100, DType.Int8),
     (DType.Bool, True, DType.Bool),
+    # Mixed kinds: the rule JAX and PyTorch share.
+    (DType.Bool, DType.Float32, DType.Float32),
+    (DType.Int32, DType.Float32, DType.Float32),
+    (DType.Int64, DType.Float16, DType.Float16),
+    (DType.Bool, DType.UInt8, DType.UInt8),
+    # Weak scalars: never widen, but lift to the default dtype of a higher kind.
+    (DType.Int32, 1.5, DType.Float32),
+    (DType.Float32, True, DType.Float32),
+    (DType.Bool, 3, DType.Int32),
 ])
 def test_result_type(a, b, want):
     assert result_type(a, b) == want
@@ -86,12 +95,16 @@ def test_result_type(a, b, want):
 
 
 @pytest.mark.parametrize("a,b", [
-    (DType.Bool, DType.Float32), (DType.Int32, DType.Float32), (DType.Bool, DType.UInt8),
-    (DType.Int32, 1.5), (DType.Float32, True), (DType.Int8, 1000), (DType.UInt8, -1),
     (1, 2.0), (DType.Floating, DType.Float32), ("float32", DType.Float32),
 ])
 def test_result_type_errors(a, b):
     with pytest.raises(TypeError):
+        result_type(a, b)
+
+
+@pytest.mark.parametrize("a,b", [(DType.Int8, 1000), (DType.UInt8, -1), (DType.Int32, 2 ** 31)])
+def test_result_type_out_of_range_scalar(a, b):
+    with pytest.raises(OverflowError, match=str(b)):
         result_type(a, b)
 
 

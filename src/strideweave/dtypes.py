@@ -6,15 +6,19 @@ simple dtypes used in operation signatures; it is never the dtype of stored
 elements.  A :class:`CompoundDType` is a record of named simple fields, stored
 as one carrier per field (structure of arrays).
 
-Promotion (:func:`result_type`) follows the Array API standard: within a kind
-the wider type wins, ``uint8`` with a signed integer goes to the next signed
-type that holds both, and mixing kinds (bool with numbers, integers with
-floats) is an error rather than a silent guess.
+Promotion (:func:`result_type`) is one rule for every carrier: the Array API
+table within a kind (the wider type wins, ``uint8`` with a signed integer goes
+to the next signed type that holds both) and, across kinds, the rule JAX and
+PyTorch share (bool with a number gives the number's dtype, an integer with a
+floating dtype gives that floating dtype). Python and NumPy scalars are weak:
+they never widen a Tensor's dtype.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as _np
 
 __all__ = [
     "SimpleDType",
@@ -22,6 +26,8 @@ __all__ = [
     "CompoundDType",
     "DType",
     "result_type",
+    "scalar_result_type",
+    "as_python_scalar",
     "python_scalar_dtype",
     "dtype_from_name",
 ]
@@ -215,65 +221,121 @@ def _signed_for_bits(bits: int) -> SimpleDType | None:
     return {8: DType.Int8, 16: DType.Int16, 32: DType.Int32, 64: DType.Int64}.get(bits)
 
 
+# Kinds in promotion order: mixing kinds gives the later kind (bool < integers < floating < complex).
+_KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
+
+
 def _promote(a: SimpleDType, b: SimpleDType) -> SimpleDType:
-    if a == b:
+    if a is b or a == b:
         return a
     if a.kind == b.kind:
         return a if a.bits >= b.bits else b
     kinds = {a.kind, b.kind}
     if kinds == {"int", "uint"}:
-        # Array API: uint8 with intN -> the smallest signed type holding both.
+        # Array API: uintN with intM -> the smallest signed type holding both.
         u, s = (a, b) if a.kind == "uint" else (b, a)
         wider = _signed_for_bits(max(s.bits, 2 * u.bits))
         if wider is not None:
             return wider
-    raise TypeError(
-        f"no Array API promotion between {a!r} and {b!r} (mixed kinds "
-        f"{a.kind!r} and {b.kind!r}); cast one operand explicitly with astype"
-    )
+        raise TypeError(f"no integer dtype holds every value of both {a!r} and {b!r}; cast one operand "
+                        "explicitly with astype")
+    # Mixed kinds (the rule JAX and PyTorch share): bool with a number gives the
+    # number's dtype, an integer with a floating dtype gives that floating dtype.
+    low, high = (a, b) if _KIND_RANK[a.kind] < _KIND_RANK[b.kind] else (b, a)
+    if high.kind == "complex" and low.kind == "float":
+        return _complex_holding(max(low.bits * 2, high.bits))
+    return high
+
+
+def _complex_holding(bits: int) -> SimpleDType:
+    for dtype in SIMPLE_DTYPES:
+        if dtype.kind == "complex" and dtype.bits == bits:
+            return dtype
+    raise TypeError(f"no complex dtype of {bits} bits")
+
+
+def as_python_scalar(value):
+    """``value`` as a Python scalar when it is one (NumPy scalars included), else None."""
+    if isinstance(value, _np.generic):
+        # NumPy scalars are weak like Python's (np.float64 even subclasses float).
+        value = value.item()
+    return value if isinstance(value, (bool, int, float, complex)) else None
+
+
+def _check_range(value: int, dtype: SimpleDType) -> None:
+    if dtype.kind == "int":
+        low, high = -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1))
+    elif dtype.kind == "uint":
+        low, high = 0, 1 << dtype.bits
+    else:
+        return
+    if not low <= value < high:
+        raise OverflowError(f"the Python int {value} is out of range for {dtype!r} ([{low}, {high - 1}])")
+
+
+def scalar_result_type(value, dtype: SimpleDType) -> SimpleDType:
+    """The dtype of combining a Tensor of ``dtype`` with the Python (or NumPy) scalar ``value``.
+
+    Scalars are weak, as in JAX and PyTorch: they never widen a Tensor's
+    dtype. A scalar of a higher kind lifts the result to that kind's default
+    dtype (an int Tensor times 0.5 is Float32; a Bool Tensor plus 1 is Int32).
+    """
+    if isinstance(value, bool):
+        return dtype
+    if isinstance(value, int):
+        if dtype.kind == "bool":
+            return DType.Int32
+        _check_range(value, dtype)
+        return dtype
+    if isinstance(value, float):
+        return dtype if _KIND_RANK[dtype.kind] >= _KIND_RANK["float"] else DType.Float32
+    if isinstance(value, complex):
+        if dtype.kind == "complex":
+            return dtype
+        return _complex_holding(max(64, 2 * dtype.bits) if dtype.kind == "float" else 64)
+    raise TypeError(f"expected a Python or NumPy scalar, got {type(value).__name__}: {value!r}")
 
 
 def _scalar_fits(value, dtype: SimpleDType) -> bool:
+    """Whether writing the Python scalar ``value`` into storage of ``dtype`` keeps its kind and range."""
     if isinstance(value, bool):
         return dtype.kind == "bool"
     if isinstance(value, int):
-        if dtype.kind == "float":
+        if dtype.kind in ("int", "uint"):
+            try:
+                _check_range(value, dtype)
+            except OverflowError:
+                return False
             return True
-        if dtype.kind == "int":
-            return -(1 << (dtype.bits - 1)) <= value < (1 << (dtype.bits - 1))
-        if dtype.kind == "uint":
-            return 0 <= value < (1 << dtype.bits)
-        return False
+        return dtype.kind in ("float", "complex")
     if isinstance(value, float):
-        return dtype.kind == "float"
+        return dtype.kind in ("float", "complex")
     return False
 
 
-def result_type(a, b):
-    """The Array API result dtype of combining ``a`` and ``b``.
+def result_type(*operands):
+    """The result dtype of combining ``operands`` (SimpleDTypes and Python or NumPy scalars).
 
-    Each argument is a :class:`SimpleDType` or a Python scalar (``bool``,
-    ``int``, ``float``).  A scalar never changes the other operand's dtype;
-    it must be compatible with it (bool with Bool, int with integer or
-    floating dtypes and within range, float with floating dtypes), else
-    ``TypeError``.  At least one argument must be a dtype.
+    One rule on every carrier, implemented here rather than inherited from a
+    backend: the Array API table within a kind; across kinds, bool < integer
+    < floating < complex, and the higher kind's dtype wins (an Int32 Tensor
+    with a Float32 Tensor gives Float32); scalars are weak (see
+    :func:`scalar_result_type`). At least one operand must be a dtype.
     """
-    a_scalar = isinstance(a, (bool, int, float))
-    b_scalar = isinstance(b, (bool, int, float))
-    if a_scalar and b_scalar:
-        raise TypeError(f"result_type needs at least one dtype, got two Python scalars {a!r} and {b!r}")
-    for x, is_scalar in ((a, a_scalar), (b, b_scalar)):
-        if not is_scalar and not isinstance(x, SimpleDType):
-            raise TypeError(f"result_type expects SimpleDType or Python scalar arguments, got {x!r}")
-    if a_scalar or b_scalar:
-        value, dtype = (a, b) if a_scalar else (b, a)
-        if not _scalar_fits(value, dtype):
-            raise TypeError(
-                f"Python scalar {value!r} ({type(value).__name__}) cannot combine with {dtype!r} "
-                f"under Array API rules (it must fit the dtype's kind and range)"
-            )
-        return dtype
-    return _promote(a, b)
+    dtypes = [x for x in operands if isinstance(x, SimpleDType)]
+    if not dtypes:
+        raise TypeError(f"result_type needs at least one SimpleDType, got {operands!r}")
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        result = _promote(result, dtype)
+    for x in operands:
+        if isinstance(x, SimpleDType):
+            continue
+        scalar = as_python_scalar(x)
+        if scalar is None:
+            raise TypeError(f"result_type expects SimpleDTypes or Python scalars, got {type(x).__name__}: {x!r}")
+        result = scalar_result_type(scalar, result)
+    return result
 
 
 def python_scalar_dtype(value) -> SimpleDType:

@@ -13,15 +13,17 @@ success.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
+from .._locks import locked
 from ..dtypes import DType
 from ..ops._support import Primitive
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
 
-__all__ = ["backward", "backwards_traversal", "traverse"]
+__all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
 
 _FLOAT32 = DType.Float32
 
@@ -30,6 +32,26 @@ def released_error(operation: Any) -> RuntimeError:
     return RuntimeError(
         f"trying to traverse {type(operation).__name__} a second time, but its saved state was released by an "
         "earlier traversal; pass retain_graph=True to the first traversal to traverse the graph again"
+    )
+
+
+#: Every gradient a traversal handed out (``.grad`` values and ``grad`` results), by
+#: identity (a WeakSet would compare Tensors with their elementwise ``==``). Held
+#: weakly: membership marks a Tensor as a detached gradient, nothing more.
+_GRADIENTS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+
+
+def is_traversal_gradient(tensor: Tensor) -> bool:
+    """Whether ``tensor`` is a gradient some traversal produced (a detached constant)."""
+    return _GRADIENTS.get(id(tensor)) is tensor
+
+
+def first_order_error(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"{what} depends on a gradient produced by an earlier traversal; gradients are detached constants "
+        "because the engine is first order (the spec's reverse mode records no graph for gradients), so a "
+        "higher-order derivative such as a Hessian needs a method outside it, e.g. finite differences of grad "
+        "or sw.interop with torch or JAX"
     )
 
 
@@ -70,6 +92,14 @@ class Traversal:
         self.fresh: set = set()           # totals this traversal allocated itself
         self.staged: list = []            # (Tensor, total) for .grad
         self.captured: dict = {}          # id -> total for requested Tensors
+
+    def owned(self, total: Tensor) -> bool:
+        """Whether this traversal allocated ``total``; ownership passes to the caller (once)."""
+        try:
+            self.fresh.remove(total)
+        except KeyError:
+            return False
+        return True
 
     def settle(self, tensor: Tensor, total: Tensor) -> Tensor:
         """Finish a Tensor's total once all contributions arrived."""
@@ -112,8 +142,12 @@ class Traversal:
                             node.wanted = None
                     else:
                         grads = node.backward(gradient)
-                else:
+                elif isinstance(node, Primitive):
                     grads = node.backward(gradient)
+                else:
+                    # A custom backward may write into its gradient: hand it a private
+                    # copy, never a view of saved values, another cotangent or a .grad.
+                    grads = node.backward(private_copy(gradient))
                 if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
                     count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
                     raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
@@ -153,19 +187,31 @@ class Traversal:
             self.settle(leaf, pending[tkey])
 
     def commit(self) -> None:
-        """Write every staged gradient; all values are computed before the first assignment."""
-        updates = [(tensor, accumulated_gradient(tensor, total, total in self.fresh))
-                   for tensor, total in self.staged]
-        for tensor, value in updates:
-            tensor._grad = value
+        """Write every staged gradient, all or nothing, exactly once per contribution.
+
+        Concurrent traversals may reach the same leaf: each target's lock is
+        held from reading its ``.grad`` to assigning the sum, and every value
+        is computed before the first assignment.
+        """
+        staged = self.staged
+        if not staged:
+            return
+        with locked([tensor for tensor, _ in staged]):
+            updates = [(tensor, accumulated_gradient(tensor, total, self.owned(total))) for tensor, total in staged]
+            for tensor, value in updates:
+                _GRADIENTS[id(value)] = value
+                tensor._grad = value
 
     def detached(self, tensor: Tensor) -> Tensor | None:
         total = self.captured.get(id(tensor))
         if total is None:
             return None
         if self.batch is None:
-            return detached_gradient(tensor, total, total in self.fresh)
-        return detached_batched(tensor, total, total in self.fresh, self.batch)
+            value = detached_gradient(tensor, total, self.owned(total))
+        else:
+            value = detached_batched(tensor, total, self.owned(total), self.batch)
+        _GRADIENTS[id(value)] = value
+        return value
 
 
 def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_graph: bool,
@@ -176,6 +222,13 @@ def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_gr
     if not retain_graph:
         for node in nodes:
             node.release()
+
+
+def private_copy(tensor: Tensor) -> Tensor:
+    """``tensor``'s values in fresh storage of the same carrier class and layout."""
+    carrier = tensor._carriers[0]
+    return Tensor._make(carrier.placed(tensor._layout, carrier.gather_rev(tensor._layout, tensor._offset)),
+                        tensor._layout, 0)
 
 
 def as_float32(cotangent: Tensor) -> Tensor:
@@ -199,7 +252,7 @@ def backward(tensor: Tensor, gradient: Tensor | None = None, retain_graph: bool 
     tensor._require_differentiable("backward()")
     require_one_subtensor(tensor, "backward()")
     if gradient is None:
-        if tensor._layout.shape.modes != (1,):
+        if tensor._layout._shape_modes not in ((1,), ()):
             raise ValueError(f"backward() without a gradient needs a scalar Tensor with exactly one top-level leaf "
                              f"mode of extent 1, got layout {tensor.layout}; pass the cotangent explicitly")
         gradient = unit_cotangent(tensor)

@@ -7,7 +7,8 @@ from typing import Any
 from ..ops._support import BatchUnsupported, batched_layout, gradient_layout, kind_of, operand
 from ..tensor import Tensor
 from .buffers import validate_cotangent
-from .engine import Traversal, as_float32, discover, require_one_subtensor, traverse
+from .engine import (Traversal, as_float32, discover, first_order_error, is_traversal_gradient,
+                     require_one_subtensor, traverse)
 
 __all__ = ["grad"]
 
@@ -33,6 +34,30 @@ def _run(output: Tensor, cotangent: Tensor, inputs: tuple[Tensor, ...], retain_g
     else:
         traverse(output._ctx, cotangent, output, retain_graph, traversal)
     return [traversal.detached(t) for t in inputs]
+
+
+def _refuse_higher_order(output: Tensor, inputs: tuple[Tensor, ...]) -> None:
+    """RuntimeError when ``output`` depends on an earlier traversal's gradient and some input is not reached.
+
+    Gradients are detached constants, so such a request would quietly answer
+    None (or leave out the second-order terms); the engine is first order.
+    """
+    reached = {id(output)}
+    from_gradient = is_traversal_gradient(output)
+    stack = [] if output._ctx is None else [output._ctx]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        for tensor in node._inputs:
+            reached.add(id(tensor))
+            child = tensor._ctx
+            if child is None:
+                from_gradient = from_gradient or is_traversal_gradient(tensor)
+            elif id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    if from_gradient and any(id(t) not in reached for t in inputs):
+        raise first_order_error("grad(output, ...): output")
 
 
 def _check_batched(output: Tensor, cotangents: Tensor) -> int:
@@ -94,6 +119,7 @@ def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = Fal
             raise ValueError(f"grad: inputs[{i}] is a {item.dtype!r} Tensor; gradients exist only for "
                              "differentiable (Float32) Tensors")
     require_one_subtensor(output, "grad()")
+    _refuse_higher_order(output, inputs)
     retain_graph = bool(retain_graph)
     if not batched:
         validate_cotangent(output, cotangents, "cotangents")
