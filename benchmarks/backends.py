@@ -100,16 +100,22 @@ def sw_storage(values: np.ndarray, carrier: str, device: str = "cpu"):
 
 
 def sw_sync(*tensors) -> None:
-    """Make sure every gradient really exists (JAX dispatch is asynchronous, CUDA too)."""
+    """Make sure every gradient really exists (JAX dispatch is asynchronous, CUDA too).
+
+    Waits on the gradient's own storage buffer: ``to_array()`` would add a
+    reporting copy (a transpose for non-canonical layouts) that no user pays
+    inside a training step.
+    """
     for t in tensors:
         if t is None:
             raise RuntimeError("gradient missing (None)")
-        arr = t.to_array()
-        block = getattr(arr, "block_until_ready", None)
-        if block is not None:
-            block()
-        elif getattr(arr, "is_cuda", False):
-            torch().cuda.synchronize()
+        for carrier in t.carriers:
+            arr = carrier.array
+            block = getattr(arr, "block_until_ready", None)
+            if block is not None:
+                block()
+            elif getattr(arr, "is_cuda", False):
+                torch().cuda.synchronize()
 
 
 def torch_sync(device: str) -> None:
