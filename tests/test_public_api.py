@@ -18,7 +18,7 @@ PUBLIC = {
     "concat", "stack", "astype", "copy", "detach", "view", "permute", "transpose", "reshape", "broadcast_to",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
-    "testing", "viz", "__version__",
+    "testing", "viz", "interop", "__version__",
 }
 
 

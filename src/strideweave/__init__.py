@@ -21,6 +21,8 @@ from .ops import (abs, add, astype, broadcast_to, clip, concat, copy, cos, detac
                   tensordot, transpose, view, where)
 from .tensor import Tensor
 
+from . import interop  # noqa: E402  (after the op library the bridges build on; loads no backend)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -42,5 +44,5 @@ __all__ = [
     # autograd
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
     # tools
-    "testing", "viz", "__version__",
+    "testing", "viz", "interop", "__version__",
 ]

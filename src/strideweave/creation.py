@@ -9,6 +9,7 @@ import numpy as np
 
 from .autograd.mode import no_grad
 from .carriers import carrier_for_array, kind_for_array, resolve, transfer
+from .carriers.registry import TracerError
 from .dtypes import CompoundDType, DType, SimpleDType
 from .layout import Layout, Shape
 from .tensor import Tensor
@@ -96,6 +97,8 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
     try:
         carrier_for_array(data)
         native = not isinstance(data, np.generic)
+    except TracerError:
+        raise
     except TypeError:
         native = False
     if not native:

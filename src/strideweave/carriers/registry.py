@@ -169,6 +169,10 @@ def set_default_carrier(spec, device=None):
 # ----- native arrays ---------------------------------------------------------------
 
 
+class TracerError(TypeError):
+    """A JAX tracer reached StrideWeave outside ``sw.interop.jax_function`` (never a carrier's array)."""
+
+
 def carrier_for_array(x) -> type:
     """The carrier class for a native array (``TypeError`` if ``x`` is not one)."""
     mods = sys.modules
@@ -180,6 +184,11 @@ def carrier_for_array(x) -> type:
         return TorchCarrier
     jax = mods.get("jax")
     if jax is not None and isinstance(x, jax.Array):
+        if isinstance(x, jax.core.Tracer):
+            raise TracerError(
+                f"a JAX tracer ({type(x).__name__} {getattr(x, 'aval', '')}) reached StrideWeave inside a JAX "
+                "transformation (jax.jit, jax.grad, jax.vmap, ...); StrideWeave needs concrete arrays: wrap the "
+                "StrideWeave function with sw.interop.jax_function(fn) to call it from transformed JAX code")
         return JaxCarrier
     ArrayAPICarrier._namespace_of(x)  # TypeError naming x's type if not an array
     return ArrayAPICarrier

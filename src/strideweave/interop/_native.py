@@ -1,0 +1,95 @@
+"""A native differentiable function (torch or JAX) as StrideWeave operations, one per output."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ..autograd.mode import is_grad_enabled
+from ..carriers import resolve, transfer
+from ..creation import tensor as _wrap
+from ..operation import ExecutionOptions, Operation
+from ..tensor import Tensor
+from ._common import cotangent_for, fn_name
+
+__all__ = ["native_function"]
+
+
+class _NativeCall:
+    """What one native call left for backward: the library, its autograd state and its outputs."""
+
+    __slots__ = ("library", "state", "outputs", "name")
+
+    def __init__(self, library, state, outputs, name):
+        self.library, self.state, self.outputs, self.name = library, state, outputs, name
+
+
+class NativeOutput(Operation):
+    """Output ``index`` of a native call; backward asks the native library for the vector-Jacobian product."""
+
+    def __init__(self, call: _NativeCall, index: int, result: Tensor) -> None:
+        self.context["call"] = call
+        self.context["index"] = index
+        self._result = result
+
+    def forward(self, *args, options=None):
+        result, self._result = self._result, None
+        return result
+
+    def backward(self, gradient):
+        call, index = self.context["call"], self.context["index"]
+        where = f"{call.name} output {index}"
+        output = call.outputs[index]
+        values = call.library.from_tensor(gradient, output)
+        grads = call.library.vjp(call.state, call.outputs, index, values)
+        return tuple(None if g is None else cotangent_for(t, g, f"{where}, gradient for input {i}")
+                     for i, (t, g) in enumerate(zip(self.inputs(), grads)))
+
+
+def _target_kind(tensors, options, where):
+    """Where results land: ``options.carrier``, else the one carrier kind the Tensor inputs share."""
+    if options is not None and (options.carrier is not None or options.device is not None):
+        return resolve(options.carrier if options.carrier is not None else tensors[0].carrier.kind,
+                       device=options.device)
+    kinds = []
+    for t in tensors:
+        kind = t.carrier.kind
+        if kind not in kinds:
+            kinds.append(kind)
+    if len(kinds) > 1:
+        raise TypeError(f"{where}: Tensor arguments live on different carriers ({kinds[0]} and {kinds[1]}); pass "
+                        "options=sw.ExecutionOptions(carrier=...) to say where the results go")
+    return kinds[0]
+
+
+def native_function(fn: Callable, library, where: str) -> Callable:
+    """Wrap ``fn`` (native arrays in, native arrays out) as a StrideWeave-differentiable callable."""
+    if not callable(fn):
+        raise TypeError(f"{where}: fn must be callable, got {type(fn).__name__}: {fn!r}")
+    name = f"{where}({fn_name(fn)})"
+
+    @functools.wraps(fn)
+    def call(*args: Any, options: ExecutionOptions | None = None, **kwargs: Any):
+        if options is not None and not isinstance(options, ExecutionOptions):
+            raise TypeError(f"{name}: options must be an ExecutionOptions or None, got {options!r}")
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensors = [args[i] for i in positions]
+        if not tensors:
+            raise TypeError(f"{name}: expected at least one strideweave Tensor argument, got "
+                            f"{[type(a).__name__ for a in args]}")
+        kind = _target_kind(tensors, options, name)
+        record = is_grad_enabled() and any(t.is_differentiable() for t in tensors)
+        natives = [library.to_native(t) for t in tensors]
+        full = list(args)
+        for position, native in zip(positions, natives):
+            full[position] = native
+        result, state = library.run(fn, full, positions, [record and t.is_differentiable() for t in tensors], kwargs)
+        outputs, single = library.outputs(result, f"{name}: fn")
+        results = [_wrap(transfer(library.detach(o), kind)) for o in outputs]
+        if record:
+            native_call = _NativeCall(library, state, outputs, name)
+            results = [NativeOutput(native_call, k, r)(*args, options=options) if r.is_differentiable() else r
+                       for k, r in enumerate(results)]
+        return results[0] if single else tuple(results)
+
+    return call

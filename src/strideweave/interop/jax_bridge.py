@@ -1,0 +1,269 @@
+"""StrideWeave functions inside JAX programs (``jax.custom_vjp``), and JAX functions inside StrideWeave graphs."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from ..autograd.mode import no_grad
+from ..carriers import resolve, transfer
+from ..creation import tensor as _wrap
+from ..tensor import Tensor
+from ._common import as_outputs, cotangent_for, fn_name, grad_mode, natural_shape, vjp
+from ._native import native_function
+
+__all__ = ["jax_function", "from_jax"]
+
+
+def _jax():
+    try:
+        import jax
+    except ImportError as exc:  # pragma: no cover - exercised only without jax
+        raise ImportError("strideweave.interop JAX bridges need jax: pip install strideweave[jax]") from exc
+    return jax
+
+
+def _is_tracer(x) -> bool:
+    return isinstance(x, _jax().core.Tracer)
+
+
+class _Bridge:
+    """One call of a wrapped function: runs it eagerly, or on the host through ``jax.pure_callback`` when traced.
+
+    Backward runs ``fn`` again and then the StrideWeave engine: JAX residuals
+    must be arrays, so the StrideWeave graph cannot wait inside them between
+    the two passes (under ``jax.jit`` they are separate host callbacks).
+    """
+
+    def __init__(self, fn, args, kwargs, positions, out_shape):
+        self.fn, self.args, self.kwargs, self.positions = fn, args, kwargs, positions
+        self.out_shape = out_shape
+        self.name = f"jax_function({fn_name(fn)})"
+        self.single = True
+        self.specs = None
+
+    # -- running fn ------------------------------------------------------------------------
+    def evaluate(self, arrays) -> tuple[list, tuple]:
+        """``fn`` on StrideWeave views of ``arrays`` (JAX arrays, or NumPy arrays on the host)."""
+        args = list(self.args)
+        inputs = []
+        for position, array in zip(self.positions, arrays):
+            args[position] = _wrap(array)
+            inputs.append(args[position])
+        outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"{self.name}: fn")
+        return inputs, outputs
+
+    def declare(self, arrays) -> tuple:
+        """``jax.ShapeDtypeStruct`` per output: from ``out_shape``, else from a trial run on ones."""
+        jax = _jax()
+        if self.specs is not None:
+            return self.specs
+        if self.out_shape is None:
+            with no_grad():
+                _, outputs = self.evaluate([np.ones(a.shape, a.dtype) for a in arrays])
+            specs = tuple(jax.ShapeDtypeStruct(natural_shape(o), np.dtype(o.dtype.name)) for o in outputs)
+        else:
+            declared = self.out_shape
+            if callable(declared):
+                declared = declared(*[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays])
+            self.single = not isinstance(declared, (tuple, list))
+            specs = (declared,) if self.single else tuple(declared)
+            if not all(hasattr(s, "shape") and hasattr(s, "dtype") for s in specs):
+                raise TypeError(f"{self.name}: out_shape must give a jax.ShapeDtypeStruct or a tuple of them, "
+                                f"got {declared!r}")
+        self.specs = specs
+        return specs
+
+    def host_forward(self, *arrays):
+        """Forward on the host (inside ``jax.pure_callback``): NumPy in, NumPy out."""
+        with no_grad():
+            _, outputs = self.evaluate(arrays)
+        results = []
+        for k, (output, spec) in enumerate(zip(outputs, self.specs)):
+            values = np.asarray(output.to_array())
+            if values.shape != tuple(spec.shape):
+                raise ValueError(f"{self.name}: output {k} has shape {values.shape}, but shape "
+                                 f"{tuple(spec.shape)} was declared")
+            results.append(values.astype(spec.dtype, copy=False))
+        return tuple(results)
+
+    def primal(self, *arrays):
+        jax = _jax()
+        if any(_is_tracer(a) for a in arrays):
+            specs = self.declare(arrays)
+            results = jax.pure_callback(self.host_forward, specs, *arrays, vmap_method="sequential")
+        else:
+            with no_grad():
+                _, outputs = self.evaluate(arrays)
+            results = [self._native(o.to_array()) for o in outputs]
+        return results[0] if self.single else tuple(results)
+
+    @staticmethod
+    def _native(values):
+        jax = _jax()
+        return values if isinstance(values, jax.Array) else jax.numpy.asarray(transfer(values, resolve("jax")))
+
+    # -- custom_vjp rules ------------------------------------------------------------------
+    def fwd(self, *arrays):
+        return self.primal(*arrays), arrays
+
+    def _wanted(self, arrays) -> list[int]:
+        """Positions of the Float32 arrays; ValueError for other floating arrays (not differentiable)."""
+        wanted = []
+        for i, a in enumerate(arrays):
+            dtype = np.dtype(a.dtype)
+            if dtype == np.float32:
+                wanted.append(i)
+            elif np.issubdtype(dtype, np.inexact) or dtype.name == "bfloat16":
+                raise ValueError(f"{self.name}: argument {self.positions[i]} is being differentiated but has dtype "
+                                 f"{dtype}; StrideWeave differentiates float32 only (cast it, or pass it through "
+                                 "jax.lax.stop_gradient)")
+        return wanted
+
+    def host_vjp(self, count, *values):
+        """Backward on the host (or eagerly): ``fn`` again, then one StrideWeave traversal."""
+        arrays, cts = values[:count], values[count:]
+        wanted = self._wanted(arrays)
+        with grad_mode(True):
+            inputs, outputs = self.evaluate(arrays)
+        live = [k for k, o in enumerate(outputs) if o.is_differentiable()]
+        if len(cts) != len(live):
+            raise ValueError(f"{self.name}: expected {len(live)} cotangents, got {len(cts)}")
+        cotangents = [None] * len(outputs)
+        for k, ct in zip(live, cts):
+            cotangents[k] = cotangent_for(outputs[k], ct, f"{self.name}: cotangent for output {k}")
+        grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
+        results = []
+        for i, g in zip(wanted, grads):
+            shape = tuple(arrays[i].shape)
+            if g is None:
+                results.append(np.zeros(shape, np.float32))
+            else:
+                values = g.to_array()
+                results.append(values.reshape(shape))
+        return tuple(results)
+
+    def bwd(self, arrays, cts):
+        jax = _jax()
+        cts = (cts,) if self.single else tuple(cts)
+        live = [ct for ct in cts if np.dtype(ct.dtype) == np.float32]
+        wanted = self._wanted(arrays)
+        if any(_is_tracer(v) for v in (*arrays, *live)):
+            specs = tuple(jax.ShapeDtypeStruct(arrays[i].shape, np.float32) for i in wanted)
+            grads = jax.pure_callback(functools.partial(self._host_vjp_numpy, len(arrays)), specs, *arrays, *live,
+                                      vmap_method="sequential")
+        else:
+            grads = [self._native(g) for g in self.host_vjp(len(arrays), *arrays, *live)]
+        result = [np.zeros(a.shape, jax.dtypes.float0) for a in arrays]
+        for i, g in zip(wanted, grads):
+            result[i] = g
+        return tuple(result)
+
+    def _host_vjp_numpy(self, count, *values):
+        return tuple(np.asarray(g) for g in self.host_vjp(count, *values))
+
+
+def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
+    """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` handle.
+
+    Positional JAX arrays reach ``fn`` as StrideWeave Tensors; every other
+    argument passes through unchanged (as a constant under ``jax.jit``).
+    Eagerly ``fn`` runs on JAX carriers; under a JAX transformation it runs on
+    the host through ``jax.pure_callback`` (CPU), with output shapes and
+    dtypes from ``out_shape`` (a ``jax.ShapeDtypeStruct``, a tuple of them, or
+    a callable taking the arrays' ``ShapeDtypeStruct``) or else from a trial
+    run on ones. ``jax.vmap`` loops over the batch.
+    """
+    if not callable(fn):
+        raise TypeError(f"jax_function: fn must be callable, got {type(fn).__name__}: {fn!r}")
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any):
+        jax = _jax()
+        positions = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
+        if not positions:
+            raise TypeError(f"jax_function({fn_name(fn)}): expected at least one JAX array argument, got "
+                            f"{[type(a).__name__ for a in args]}")
+        bridge = _Bridge(fn, args, kwargs, positions, out_shape)
+        wrapped = jax.custom_vjp(bridge.primal)
+        wrapped.defvjp(bridge.fwd, bridge.bwd)
+        return wrapped(*[args[i] for i in positions])
+
+    return call
+
+
+def from_jax(fn: Callable) -> Callable:
+    """Wrap a differentiable JAX function as a StrideWeave operation (backward by ``jax.vjp``).
+
+    Tensor arguments reach ``fn`` as JAX arrays (moved by DLPack when they
+    live on another carrier); results come back on the inputs' carrier, or on
+    ``options.carrier``. The operation joins any StrideWeave graph.
+    """
+    return native_function(fn, _JaxLibrary, "from_jax")
+
+
+class _JaxLibrary:
+    """What ``native_function`` needs from JAX."""
+
+    @staticmethod
+    def to_native(t: Tensor):
+        """``t``'s values as a JAX array (moved by DLPack from another carrier)."""
+        jax = _jax()
+        array = t.to_array()
+        return array if isinstance(array, jax.Array) else transfer(array, resolve("jax"))
+
+    @staticmethod
+    def run(fn, args, positions, differentiable, kwargs):
+        """Run ``fn`` under ``jax.vjp`` over the differentiable arrays; the state is the VJP function."""
+        jax = _jax()
+        moving = [p for p, d in zip(positions, differentiable) if d]
+        if not moving:
+            return fn(*args, **kwargs), None
+
+        def partial(*values):
+            full = list(args)
+            for position, value in zip(moving, values):
+                full[position] = value
+            return fn(*full, **kwargs)
+
+        result, vjp_fn = jax.vjp(partial, *[args[p] for p in moving])
+        container = type(result) if isinstance(result, (tuple, list)) else None
+        return result, (vjp_fn, list(differentiable), container)
+
+    @staticmethod
+    def outputs(result, where):
+        jax = _jax()
+        if isinstance(result, jax.Array):
+            return (result,), True
+        if isinstance(result, (tuple, list)) and result and all(isinstance(r, jax.Array) for r in result):
+            return tuple(result), False
+        raise TypeError(f"{where} must return a JAX array or a tuple of them, got {type(result).__name__}: "
+                        f"{result!r:.200}")
+
+    @staticmethod
+    def detach(x):
+        return x
+
+    @staticmethod
+    def from_tensor(gradient: Tensor, output):
+        return _JaxLibrary.to_native(gradient).reshape(output.shape)
+
+    @staticmethod
+    def vjp(state, outputs, index, cotangent):
+        """``jax.vjp`` pulled back from output ``index`` (zeros for the other outputs)."""
+        vjp_fn, differentiable, container = state
+        if container is not None:
+            cts = container([cotangent if k == index else _zero_cotangent(o) for k, o in enumerate(outputs)])
+        else:
+            cts = cotangent
+        grads = iter(vjp_fn(cts))
+        return [next(grads) if d else None for d in differentiable]
+
+
+def _zero_cotangent(output):
+    jax = _jax()
+    if jax.numpy.issubdtype(output.dtype, jax.numpy.inexact):
+        return jax.numpy.zeros_like(output)
+    return np.zeros(output.shape, jax.dtypes.float0)

@@ -1,0 +1,219 @@
+"""StrideWeave functions inside ``torch.autograd``, and torch functions inside StrideWeave graphs."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ..carriers import resolve, transfer
+from ..creation import tensor as _wrap
+from ..tensor import Tensor
+from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp
+from ._native import native_function
+
+__all__ = ["torch_function", "from_torch"]
+
+_FunctionClass = None
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - exercised only without torch
+        raise ImportError("strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
+    return torch
+
+
+class _Call:
+    """One call of a wrapped function: what to run, and the StrideWeave graph it built."""
+
+    __slots__ = ("fn", "args", "kwargs", "positions", "inputs", "outputs", "single")
+
+    def __init__(self, fn, args, kwargs, positions):
+        self.fn, self.args, self.kwargs, self.positions = fn, args, kwargs, positions
+        self.inputs = self.outputs = ()
+        self.single = True
+
+    def run(self, natives, record: bool) -> tuple:
+        """Run ``fn`` on StrideWeave views of ``natives``; return its outputs as torch tensors."""
+        torch = _torch()
+        args = list(self.args)
+        inputs = []
+        for position, native in zip(self.positions, natives):
+            args[position] = _wrap(native.detach())  # a view of the same storage: no copy
+            inputs.append(args[position])
+        with grad_mode(record):
+            outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"torch_function({fn_name(self.fn)}): fn")
+        self.inputs, self.outputs = tuple(inputs), outputs
+        results = []
+        for output in outputs:
+            array = output.to_array()
+            if not isinstance(array, torch.Tensor):  # fn moved its result to another carrier
+                array = torch.from_dlpack(array)
+            results.append(array)
+        return tuple(results)
+
+
+def _function_class():
+    """The ``torch.autograd.Function`` subclasses, built once torch is imported."""
+    global _FunctionClass
+    if _FunctionClass is not None:
+        return _FunctionClass
+    torch = _torch()
+
+    class FirstOrderOnly(torch.autograd.Function):
+        """Passes gradients through; differentiating them again is refused with a clear error."""
+
+        @staticmethod
+        def forward(ctx, name, *grads):
+            ctx.name = name
+            return grads
+
+        @staticmethod
+        def backward(ctx, *unused):
+            raise RuntimeError(f"torch_function({ctx.name}): StrideWeave gradients are first order; a double "
+                               "backward (differentiating a gradient computed with create_graph=True) is not "
+                               "supported")
+
+    class StrideWeaveFunction(torch.autograd.Function):
+        """Forward runs a StrideWeave function; backward runs the StrideWeave engine on the incoming cotangents."""
+
+        @staticmethod
+        def forward(ctx, call, *natives):
+            ctx.set_materialize_grads(False)
+            results = call.run(natives, record=True)
+            ctx.call = call
+            # Saved so torch itself reports a second backward without retain_graph=True,
+            # and an in-place change of an input between forward and backward.
+            ctx.save_for_backward(*natives)
+            for result, output in zip(results, call.outputs):
+                if not output.is_differentiable():
+                    ctx.mark_non_differentiable(result)
+            return results
+
+        @staticmethod
+        def backward(ctx, *grad_outputs):
+            natives = ctx.saved_tensors
+            call = ctx.call
+            name = fn_name(call.fn)
+            wanted = [i for i, need in enumerate(ctx.needs_input_grad[1:]) if need]
+            cotangents = [None if g is None else cotangent_for(o, g.detach(), f"torch_function({name}): output {k}")
+                          for k, (o, g) in enumerate(zip(call.outputs, grad_outputs))]
+            grads = vjp(call.outputs, [call.inputs[i] for i in wanted], cotangents)
+            result: list = [None] * len(natives)
+            for i, g in zip(wanted, grads):
+                if g is not None:
+                    result[i] = g.to_array().reshape(natives[i].shape)
+            if torch.is_grad_enabled() and any(r is not None for r in result):
+                present = [i for i, r in enumerate(result) if r is not None]
+                passed = FirstOrderOnly.apply(name, *[result[i] for i in present])
+                for i, r in zip(present, passed):
+                    result[i] = r
+            return (None, *result)
+
+    _FunctionClass = StrideWeaveFunction
+    return _FunctionClass
+
+
+def torch_function(fn: Callable) -> Callable:
+    """Wrap a StrideWeave function as a callable on torch tensors that ``torch.autograd`` differentiates.
+
+    Positional torch tensors reach ``fn`` as StrideWeave Tensors over the same
+    storage (no copy); every other argument passes through unchanged. ``fn``
+    returns a Tensor or a tuple of Tensors, handed back as torch tensors over
+    the same storage. Backward runs the StrideWeave engine; gradients are
+    first order (double backward raises ``RuntimeError``).
+    """
+    if not callable(fn):
+        raise TypeError(f"torch_function: fn must be callable, got {type(fn).__name__}: {fn!r}")
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any):
+        torch = _torch()
+        positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+        natives = [args[i] for i in positions]
+        for i, native in zip(positions, natives):
+            if native.requires_grad and native.dtype != torch.float32:
+                raise ValueError(f"torch_function({fn_name(fn)}): argument {i} requires grad but has dtype "
+                                 f"{native.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
+                                 "detach it)")
+            if isinstance(native, Tensor):  # pragma: no cover - defensive, Tensor is not a torch.Tensor
+                raise TypeError(f"torch_function({fn_name(fn)}): argument {i} is already a StrideWeave Tensor")
+        request = _Call(fn, args, kwargs, positions)
+        if torch.is_grad_enabled() and any(n.requires_grad for n in natives):
+            results = _function_class().apply(request, *natives)
+        else:
+            results = request.run(natives, record=False)
+        return results[0] if request.single else tuple(results)
+
+    return call
+
+
+def from_torch(fn: Callable) -> Callable:
+    """Wrap a differentiable torch function as a StrideWeave operation (backward by ``torch.autograd.grad``).
+
+    Tensor arguments reach ``fn`` as torch tensors (moved by DLPack when they
+    live on another carrier); results come back on the inputs' carrier, or on
+    ``options.carrier``. The operation joins any StrideWeave graph.
+    """
+    return native_function(fn, _TorchLibrary, "from_torch")
+
+
+class _TorchLibrary:
+    """What ``native_function`` needs from torch."""
+
+    @staticmethod
+    def to_native(t: Tensor):
+        """``t``'s values as a torch tensor: a view for a torch carrier, else moved by DLPack."""
+        torch = _torch()
+        array = t.to_array()
+        if isinstance(array, torch.Tensor):
+            return array
+        return transfer(array, resolve("torch"))
+
+    @staticmethod
+    def run(fn, args, positions, differentiable, kwargs):
+        """Run ``fn`` with torch autograd on; the state is the leaves gradients are asked for."""
+        torch = _torch()
+        args = list(args)
+        leaves = []
+        for position, wanted in zip(positions, differentiable):
+            leaf = args[position].detach().requires_grad_(wanted)
+            args[position] = leaf
+            leaves.append(leaf)
+        with torch.enable_grad():
+            return fn(*args, **kwargs), leaves
+
+    @staticmethod
+    def outputs(result, where):
+        torch = _torch()
+        if isinstance(result, torch.Tensor):
+            return (result,), True
+        if isinstance(result, (tuple, list)) and result and all(isinstance(r, torch.Tensor) for r in result):
+            return tuple(result), False
+        raise TypeError(f"{where} must return a torch.Tensor or a tuple of them, got {type(result).__name__}: "
+                        f"{result!r:.200}")
+
+    @staticmethod
+    def detach(x):
+        return x.detach()
+
+    @staticmethod
+    def from_tensor(gradient: Tensor, output):
+        """A StrideWeave cotangent as a torch tensor on ``output``'s device, shaped like ``output``."""
+        values = _TorchLibrary.to_native(gradient)
+        if values.device != output.device:
+            values = values.to(output.device)
+        return values.reshape(output.shape)
+
+    @staticmethod
+    def vjp(leaves, outputs, index, cotangent):
+        """``torch.autograd.grad`` of output ``index``; None for leaves it does not reach."""
+        torch = _torch()
+        wanted = [leaf for leaf in leaves if leaf.requires_grad]
+        if not wanted or not outputs[index].requires_grad:
+            return [None] * len(leaves)
+        # The graph may be traversed again (retain_graph=True on the StrideWeave side);
+        # it is freed when the operation is released.
+        grads = iter(torch.autograd.grad(outputs[index], wanted, cotangent, retain_graph=True, allow_unused=True))
+        return [next(grads) if leaf.requires_grad else None for leaf in leaves]
