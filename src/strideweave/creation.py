@@ -50,7 +50,17 @@ def _canonical_tensor(host: np.ndarray, kind) -> Tensor:
 
 
 def _wrap_native(array: Any) -> Tensor:
-    """Wrap a native array without copying where its strides allow."""
+    """Wrap a native array without copying where its strides allow.
+
+    The caller still holds the array, so the carrier watches for writes made
+    through it (see ``Carrier.watch_external``).
+    """
+    wrapped = _wrap_native_storage(array)
+    wrapped._carriers[0].watch_external()
+    return wrapped
+
+
+def _wrap_native_storage(array: Any) -> Tensor:
     kind = kind_for_array(array)
     if array.ndim == 0:
         return Tensor._make(kind.from_array(kind.namespace.reshape(array, (1,))), Layout.canonical((1,)), 0)
@@ -159,6 +169,8 @@ def from_storage(storage: Any, layout: Layout, dtype: SimpleDType | None = None,
         buffer = kind.from_array(storage)
         if dtype is not None and dtype != buffer.dtype:
             buffer = kind.from_array(kind.namespace.astype(buffer.array, buffer.native_dtype(dtype)))
+        else:
+            buffer.watch_external()  # the caller still holds ``storage``
     needed = int(offset) + layout.cosize
     if layout.size and buffer.size < needed:
         raise ValueError(f"from_storage: storage of {buffer.size} elements is shorter than offset + layout.cosize "

@@ -103,9 +103,16 @@ class Operation:
         self._inputs = inputs
         self._result_layout = result._layout
         if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
-            self._versions = (inputs[0]._carriers[0]._version,)
+            carrier = inputs[0]._carriers[0]
+            if carrier._watch is not None:
+                carrier._watch.capture(carrier)
+            self._versions = (carrier._version,)
         else:
-            self._versions = tuple([c._version for c in _unique_carriers(inputs)])
+            carriers = _unique_carriers(inputs)
+            for carrier in carriers:
+                if carrier._watch is not None:
+                    carrier._watch.capture(carrier)
+            self._versions = tuple([c._version for c in carriers])
         result._ctx = self
         return result
 
@@ -141,9 +148,16 @@ class Operation:
         """Raise RuntimeError when saved storage was modified after the forward pass."""
         inputs = self._inputs
         if len(self._versions) == 1 and len(inputs) == 1:
-            current = (inputs[0]._carriers[0]._version,)
+            carrier = inputs[0]._carriers[0]
+            if carrier._watch is not None:
+                carrier._watch.verify(carrier)
+            current = (carrier._version,)
         else:
-            current = tuple([c._version for c in _unique_carriers(inputs)])
+            carriers = _unique_carriers(inputs)
+            for carrier in carriers:
+                if carrier._watch is not None:
+                    carrier._watch.verify(carrier)
+            current = tuple([c._version for c in carriers])
         if current != self._versions:
             raise RuntimeError(
                 f"in-place modification detected: storage saved by {type(self).__name__} for backward was "

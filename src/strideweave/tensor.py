@@ -252,8 +252,11 @@ class Tensor:
         if isinstance(self._dtype, CompoundDType):
             return {name: _modes_view(c.gather_rev(self._layout, self._offset), self._layout, c.namespace)
                     for (name, _), c in zip(self._dtype.fields, self._carriers)}
-        xp = self._carriers[0].namespace
-        return _modes_view(self.rev_array(), self._layout, xp)
+        carrier = self._carriers[0]
+        if self._blocks is None:
+            # The result may be a view of the buffer: writes through it must not go unseen.
+            carrier.watch_external()
+        return _modes_view(self.rev_array(), self._layout, carrier.namespace)
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array with one axis per top-level mode."""

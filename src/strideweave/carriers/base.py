@@ -32,6 +32,7 @@ import operator
 
 import numpy as np
 
+from .._locks import lock_for
 from ..dtypes import SIMPLE_DTYPES, SimpleDType, _scalar_fits
 from . import _indexing
 
@@ -60,6 +61,41 @@ def _checked_offset(carrier, layout, offset):
     )
 
 
+class ContentWatch:
+    """Finds writes that bypass a carrier, for libraries that count no versions (NumPy).
+
+    ``capture`` runs when a forward call saves the carrier: it keeps a copy of
+    the values (reusing its buffer). If the values changed since the last
+    capture at the same version, something wrote through a native alias, so
+    the carrier's version is bumped: graphs recorded before the write become
+    stale, exactly as after a public mutation. ``verify`` runs in the version
+    check before backward and does the same.
+    """
+
+    __slots__ = ("version", "values")
+
+    def __init__(self):
+        self.version = None
+        self.values = None
+
+    def capture(self, carrier):
+        with lock_for(carrier):
+            if self.version == carrier._version and self._same(carrier):
+                return
+            if self.version == carrier._version:
+                carrier._version += 1  # written from outside since the last capture
+            self.values = carrier._copy_values(self.values)
+            self.version = carrier._version
+
+    def verify(self, carrier):
+        with lock_for(carrier):
+            if self.version == carrier._version and not self._same(carrier):
+                carrier._version += 1
+
+    def _same(self, carrier):
+        return self.values is not None and carrier._equal_values(self.values)
+
+
 class Carrier:
     """Abstract flat 1-D storage buffer.  Build with ``allocate`` / ``from_array``.
 
@@ -70,7 +106,7 @@ class Carrier:
     """
 
     __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size", "_kind", "_last_gather",
-                 "_version", "_cache", "__weakref__")
+                 "_version", "_cache", "_watch", "__weakref__")
 
     #: name used in error messages and by ``resolve``; set by subclasses
     backend = "abstract"
@@ -104,6 +140,7 @@ class Carrier:
         self._cache = None
         self._kind = None
         self._last_gather = None
+        self._watch = None
 
     @classmethod
     def _adopt(cls, array1d, xp, device, kind=None):
@@ -129,6 +166,7 @@ class Carrier:
         self._cache = None
         self._kind = kind
         self._last_gather = None
+        self._watch = None
         return self
 
     @classmethod
@@ -194,6 +232,18 @@ class Carrier:
             out._set_rev(rs, layout.leaf_stride[::-1], 0, out._prepare_values(values, rs, "place"),
                          layout.is_injective(), layout.is_canonical())
         return out
+
+    def _copy_values(self, into=None):
+        """A private copy of the buffer (``into``: a previous copy to reuse where the library allows)."""
+        return self._xp.asarray(self._array, copy=True)
+
+    def _equal_values(self, other):
+        """Whether the buffer holds exactly ``other`` (NaN equal to NaN)."""
+        xp, a = self._xp, self._array
+        same = a == other
+        if self._dtype.kind == "float":
+            same = same | ((a != a) & (other != other))
+        return bool(xp.all(same))
 
     # ----- class-level backend hooks (overridden per backend) --------------
 
@@ -303,7 +353,28 @@ class Carrier:
 
     def bump_version(self):
         """Record an out-of-band mutation of ``array``."""
-        self._version += 1
+        with lock_for(self):
+            self._version += 1
+
+    #: whether writes that bypass the carrier (through a wrapped native array that
+    #: the user still holds) must be found by comparing contents: true for mutable
+    #: libraries without a version counter of their own (NumPy, most namespaces)
+    watches_content = True
+
+    def watch_external(self):
+        """Treat the buffer as reachable from outside: writes there must not go unseen.
+
+        Called when a user-held native array is wrapped and when a view of the
+        buffer is handed out. From then on every recording of this carrier as
+        a saved input snapshots its values, and the version check compares
+        them, so a write through the native array fails backward with the
+        spec's in-place modification error instead of giving a wrong gradient.
+        """
+        if self._watch is None and self.watches_content and self._writable():
+            self._watch = ContentWatch()
+
+    def _writable(self):
+        return True
 
     def replace(self, array1d):
         """Swap in a new buffer of the same size and dtype, and bump ``version``."""
@@ -316,8 +387,10 @@ class Carrier:
             )
         if self._sw_dtype_in(self._xp, array1d.dtype) != self._dtype:
             raise TypeError(f"replace: expected dtype {self._dtype!r}, got {array1d.dtype!r}")
-        self._array = cls._prepare_buffer(array1d)
-        self._version += 1
+        with lock_for(self):
+            before = self._version
+            self._array = cls._prepare_buffer(array1d)
+            self._version = before + 1
 
     def _cached(self, key, make):
         """Bounded per-carrier cache of native index arrays (FIFO eviction)."""
@@ -361,10 +434,12 @@ class Carrier:
         """
         offset, rs = self._check_write(layout, offset)
         vals = self._prepare_values(values, rs, "scatter")
-        if layout.size:
-            self._set_rev(rs, layout.leaf_stride[::-1], offset, vals,
-                          layout.is_injective(), layout.is_canonical())
-        self._version += 1
+        with lock_for(self):
+            before = self._version  # one bump per mutation, however the library counts its own writes
+            if layout.size:
+                self._set_rev(rs, layout.leaf_stride[::-1], offset, vals,
+                              layout.is_injective(), layout.is_canonical())
+            self._version = before + 1
 
     def scatter(self, layout, offset, values):
         """Write natural-order ``values`` (see :meth:`scatter_rev`)."""
@@ -389,8 +464,12 @@ class Carrier:
                     vals = self._sum_axes(vals, rs, zero)
                     rs = tuple(e for ax, e in enumerate(rs) if ax not in zero)
                     rt = tuple(s for ax, s in enumerate(rt) if ax not in zero)
-            self._add_rev(rs, rt, offset, vals, aliasing != "overlapping", canonical)
-        self._version += 1
+            with lock_for(self):
+                before = self._version
+                self._add_rev(rs, rt, offset, vals, aliasing != "overlapping", canonical)
+                self._version = before + 1
+        else:
+            self.bump_version()
 
     def scatter_add(self, layout, offset, values):
         """Add natural-order ``values`` (see :meth:`scatter_add_rev`)."""

@@ -44,6 +44,7 @@ class JaxCarrier(Carrier):
     __slots__ = ()
     native_methods = True
     backend = "jax"
+    watches_content = False  # JAX arrays are immutable: nothing can write behind the carrier
 
     # ----- class hooks ---------------------------------------------------------
 

@@ -41,12 +41,34 @@ def _load():
     return _xp
 
 
+_own_version = Carrier.__dict__["_version"]  # the base class's slot, shadowed below
+
+
+def _torch_version(array):
+    try:
+        return array._version
+    except RuntimeError:  # inference-mode tensors count no versions (and cannot be written)
+        return 0
+
+
 class TorchCarrier(Carrier):
     """Storage in a 1-D torch tensor; ``device`` is a ``torch.device``."""
 
     __slots__ = ()
     native_methods = True
     backend = "torch"
+    watches_content = False  # torch counts versions itself (read below)
+
+    # The version includes torch's own counter of the buffer, which every view
+    # of the same storage shares, so an in-place torch write through a wrapped
+    # tensor (``t.add_(1)``) invalidates graphs exactly like a public mutation.
+    @property
+    def _version(self):
+        return _own_version.__get__(self) + _torch_version(self._array)
+
+    @_version.setter
+    def _version(self, value):
+        _own_version.__set__(self, value - _torch_version(self._array))
 
     # ----- class hooks ---------------------------------------------------------
 
