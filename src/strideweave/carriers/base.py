@@ -371,7 +371,9 @@ class Carrier:
         spec's in-place modification error instead of giving a wrong gradient.
         """
         if self._watch is None and self.watches_content and self._writable():
-            self._watch = ContentWatch()
+            watch = ContentWatch()
+            watch.capture(self)  # graphs recorded before now compare against today's values
+            self._watch = watch
 
     def _writable(self):
         return True

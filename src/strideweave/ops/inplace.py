@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._locks import lock_for
 from ..tensor import Tensor
 from ._support import broadcast_modes, expand, kind_of, operand, scalar_operand
 
@@ -38,6 +39,8 @@ def write(target: Tensor, value: Any, add: bool) -> None:
             values = xp.astype(values, carrier.native_dtype())
         elif any(c is carrier for c in value._carriers):
             values = xp.asarray(values, copy=True)  # the source may overlap the destination
-    if add:
-        values = carrier.gather_rev(layout, target._offset) + values
-    carrier.scatter_rev(layout, target._offset, values)
+    if not add:
+        carrier.scatter_rev(layout, target._offset, values)
+        return
+    with lock_for(carrier):  # read, add and write back as one step for concurrent writers
+        carrier.scatter_rev(layout, target._offset, carrier.gather_rev(layout, target._offset) + values)

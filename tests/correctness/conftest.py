@@ -1,0 +1,12 @@
+"""Every correctness check runs once per carrier."""
+
+import pytest
+
+_BACKENDS = {"numpy": "numpy", "torch": "torch", "jax": "jax", "array_api_strict": "array_api_strict"}
+
+
+@pytest.fixture(params=list(_BACKENDS))
+def carrier(request):
+    """A carrier name accepted by ``carrier=``; skipped only when its backend is not importable."""
+    pytest.importorskip(_BACKENDS[request.param])
+    return request.param
