@@ -83,7 +83,8 @@ def native_function(fn: Callable, library, where: str) -> Callable:
         full = list(args)
         for position, native in zip(positions, natives):
             full[position] = native
-        result, state = library.run(fn, full, positions, [record and t.is_differentiable() for t in tensors], kwargs)
+        result, state = library.run(fn, full, positions, [record and t.is_differentiable() for t in tensors], kwargs,
+                                    f"{name}: fn")
         outputs, single = library.outputs(result, f"{name}: fn")
         results = [_wrap(transfer(library.detach(o), kind)) for o in outputs]
         if record:

@@ -78,6 +78,8 @@ class _Bridge:
 
     def host_forward(self, *arrays):
         """Forward on the host (inside ``jax.pure_callback``): NumPy in, NumPy out."""
+        # The callback may receive CPU jax.Arrays; NumPy views of them run without JAX dispatch.
+        arrays = [np.asarray(a) for a in arrays]
         with no_grad():
             _, outputs = self.evaluate(arrays)
         results = []
@@ -162,14 +164,15 @@ class _Bridge:
         return tuple(result)
 
     def _host_vjp_numpy(self, count, *values):
+        values = [np.asarray(v) for v in values]
         return tuple(np.asarray(g) for g in self.host_vjp(count, *values))
 
 
 def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
     """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` handle.
 
-    Positional JAX arrays reach ``fn`` as StrideWeave Tensors; every other
-    argument passes through unchanged (as a constant under ``jax.jit``).
+    Positional JAX (and NumPy) arrays reach ``fn`` as StrideWeave Tensors;
+    every other argument passes through unchanged (a constant under ``jax.jit``).
     Eagerly ``fn`` runs on JAX carriers; under a JAX transformation it runs on
     the host through ``jax.pure_callback`` (CPU), with output shapes and
     dtypes from ``out_shape`` (a ``jax.ShapeDtypeStruct``, a tuple of them, or
@@ -182,6 +185,8 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any):
         jax = _jax()
+        # NumPy arrays are array arguments too, as everywhere in JAX.
+        args = tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
         positions = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
         if not positions:
             raise TypeError(f"jax_function({fn_name(fn)}): expected at least one JAX array argument, got "
@@ -215,7 +220,7 @@ class _JaxLibrary:
         return array if isinstance(array, jax.Array) else transfer(array, resolve("jax"))
 
     @staticmethod
-    def run(fn, args, positions, differentiable, kwargs):
+    def run(fn, args, positions, differentiable, kwargs, where):
         """Run ``fn`` under ``jax.vjp`` over the differentiable arrays; the state is the VJP function."""
         jax = _jax()
         moving = [p for p, d in zip(positions, differentiable) if d]
@@ -226,7 +231,9 @@ class _JaxLibrary:
             full = list(args)
             for position, value in zip(moving, values):
                 full[position] = value
-            return fn(*full, **kwargs)
+            result = fn(*full, **kwargs)
+            _JaxLibrary.outputs(result, where)  # before jax.vjp meets a value it cannot trace
+            return result
 
         result, vjp_fn = jax.vjp(partial, *[args[p] for p in moving])
         container = type(result) if isinstance(result, (tuple, list)) else None

@@ -65,9 +65,12 @@ def _function_class():
         """Passes gradients through; differentiating them again is refused with a clear error."""
 
         @staticmethod
-        def forward(ctx, name, *grads):
+        def forward(ctx, name, count, *tensors):
+            # ``tensors`` are the gradients, then the inputs they belong to: those
+            # inputs require grad, so the outputs join the graph and a second
+            # backward reaches the error below instead of stopping silently.
             ctx.name = name
-            return grads
+            return tensors[:count]
 
         @staticmethod
         def backward(ctx, *unused):
@@ -106,7 +109,8 @@ def _function_class():
                     result[i] = g.to_array().reshape(natives[i].shape)
             if torch.is_grad_enabled() and any(r is not None for r in result):
                 present = [i for i, r in enumerate(result) if r is not None]
-                passed = FirstOrderOnly.apply(name, *[result[i] for i in present])
+                passed = FirstOrderOnly.apply(name, len(present), *[result[i] for i in present],
+                                              *[natives[i] for i in present])
                 for i, r in zip(present, passed):
                     result[i] = r
             return (None, *result)
@@ -172,7 +176,7 @@ class _TorchLibrary:
         return transfer(array, resolve("torch"))
 
     @staticmethod
-    def run(fn, args, positions, differentiable, kwargs):
+    def run(fn, args, positions, differentiable, kwargs, where):
         """Run ``fn`` with torch autograd on; the state is the leaves gradients are asked for."""
         torch = _torch()
         args = list(args)

@@ -1,0 +1,98 @@
+"""sw.interop.jax_function: StrideWeave functions under jax.grad, jax.jit and jax.vmap."""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from _programs import inputs, sw_program, xp_program
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jax_function = sw.interop.jax_function
+
+
+def _args(seed):
+    return [jnp.asarray(a) for a in inputs(seed)]
+
+
+def _loss(f, outputs):
+    """A scalar of every output, weighted so each output's cotangent differs."""
+    def loss(*args):
+        out = f(*args)
+        out = out if outputs == 2 else (out,)
+        return sum(jnp.sum(o * jnp.cos(jnp.arange(o.size, dtype=jnp.float32).reshape(o.shape) + k))
+                   for k, o in enumerate(out))
+    return loss
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+@pytest.mark.parametrize("seed", range(4))
+def test_random_programs_match_jax_grad_eagerly_and_under_jit(seed, outputs):
+    args = _args(seed)
+    bridged, native = jax_function(sw_program(seed, outputs)), xp_program(seed, outputs)
+    got, want = bridged(*args), native(*args)
+    for g, w in zip(*((got, want) if outputs == 2 else ((got,), (want,)))):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    argnums = (0, 1, 2, 3)
+    want = jax.grad(_loss(native, outputs), argnums)(*args)
+    for run in (jax.grad(_loss(bridged, outputs), argnums), jax.jit(jax.grad(_loss(bridged, outputs), argnums))):
+        for g, w in zip(run(*args), want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_value_and_grad_and_vmap_compose():
+    f = jax_function(lambda a, w: sw.sum(sw.tanh(a @ w), modes=(1,)))
+    ref = lambda a, w: jnp.sum(jnp.tanh(a @ w), axis=1)  # noqa: E731
+    rng = np.random.default_rng(3)
+    a = jnp.asarray(rng.standard_normal((5, 3, 4)).astype(np.float32))
+    w = jnp.asarray(rng.standard_normal((4, 2)).astype(np.float32))
+    np.testing.assert_allclose(jax.vmap(f, (0, None))(a, w), jax.vmap(ref, (0, None))(a, w), rtol=1e-5, atol=1e-6)
+    loss = lambda g: lambda a, w: jnp.sum(g(a, w) ** 2)  # noqa: E731
+    value, grads = jax.jit(jax.value_and_grad(loss(f), (0, 1)))(a[0], w)
+    want_value, want_grads = jax.value_and_grad(loss(ref), (0, 1))(a[0], w)
+    assert value == pytest.approx(float(want_value), rel=1e-5)
+    for g, h in zip(grads, want_grads):
+        np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-5)
+    per_example = jax.jit(jax.vmap(jax.grad(loss(f), 1), (0, None)))(a, w)
+    np.testing.assert_allclose(per_example, jax.vmap(jax.grad(loss(ref), 1), (0, None))(a, w), rtol=1e-4, atol=1e-5)
+
+
+def test_check_grads_at_float32_tolerances():
+    from jax.test_util import check_grads
+
+    f = jax_function(lambda a, b: sw.exp(0.5 * a) * sw.sin(b) + a * b)
+    rng = np.random.default_rng(4)
+    a, b = (jnp.asarray(rng.standard_normal((3, 4)).astype(np.float32)) for _ in range(2))
+    check_grads(f, (a, b), order=1, modes=("rev",), eps=1e-2, atol=2e-2, rtol=2e-2)
+    check_grads(jax.jit(f), (a, b), order=1, modes=("rev",), eps=1e-2, atol=2e-2, rtol=2e-2)
+
+
+def test_declared_out_shape_skips_the_trial_run():
+    calls = []
+
+    def f(x):
+        calls.append(type(x.carrier).__name__)
+        return sw.sum(x * x, modes=(0,))
+
+    declared = jax_function(f, out_shape=lambda x: jax.ShapeDtypeStruct(x.shape[1:], jnp.float32))
+    x = jnp.ones((3, 2), jnp.float32)
+    np.testing.assert_allclose(jax.jit(declared)(x), [3.0, 3.0])
+    assert calls == ["NumpyCarrier"]                 # one host call, no trial run
+    calls.clear()
+    np.testing.assert_allclose(jax.jit(jax_function(f))(x), [3.0, 3.0])
+    assert calls == ["NumpyCarrier", "NumpyCarrier"]  # the trial run, then the call
+    calls.clear()
+    jax_function(f)(x)
+    assert calls == ["JaxCarrier"]                   # eagerly: JAX carriers, no callback
+
+
+def test_non_array_arguments_and_integer_arrays_pass_through():
+    def f(x, k, scale, *, shift):
+        return x * sw.astype(k, sw.DType.Float32) * scale + shift
+
+    x = jnp.asarray([1.0, 2.0, 3.0])
+    k = jnp.asarray([1, 2, 3], dtype=jnp.int32)
+    g = jax.jit(jax.grad(lambda x, k: jnp.sum(jax_function(f)(x, k, 2.0, shift=1.0))))(x, k)
+    np.testing.assert_allclose(g, [2.0, 4.0, 6.0])
+    g = jax.grad(lambda x, k: jnp.sum(jax_function(f)(x, k, 2.0, shift=1.0)))(x, k)
+    np.testing.assert_allclose(g, [2.0, 4.0, 6.0])
