@@ -9,8 +9,8 @@ import strideweave as sw
 PUBLIC = {
     "Shape", "Stride", "Layout",
     "DType", "SimpleDType", "DTypeCategory", "CompoundDType",
-    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier",
-    "set_default_carrier", "get_default_carrier",
+    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier", "DaskCarrier",
+    "set_default_carrier", "get_default_carrier", "compute",
     "Tensor", "tensor", "zeros", "ones", "full", "arange", "from_dlpack", "random",
     "Operation", "ExecutionOptions",
     "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "sin", "cos", "tanh",
@@ -19,6 +19,12 @@ PUBLIC = {
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
     "testing", "viz", "interop", "__version__",
+    # the Array API's other functions, under the standard's names
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign", "cosh",
+    "expm1", "floor", "floor_divide", "hypot", "isfinite", "isinf", "isnan", "log1p", "log2", "log10",
+    "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "nextafter", "positive", "pow",
+    "reciprocal", "remainder", "round", "sign", "signbit", "sinh", "square", "tan", "trunc",
 }
 
 

@@ -9,8 +9,8 @@ engine sit on top of all of them.
 from . import random, testing, viz
 from .autograd.functional import grad
 from .autograd.mode import is_grad_enabled, no_grad, set_grad_enabled
-from .carriers import (ArrayAPICarrier, Carrier, JaxCarrier, NumpyCarrier, TorchCarrier, get_default_carrier,
-                       set_default_carrier)
+from .carriers import (ArrayAPICarrier, Carrier, DaskCarrier, JaxCarrier, NumpyCarrier, TorchCarrier, compute,
+                       get_default_carrier, set_default_carrier)
 from .creation import arange, from_dlpack, full, ones, tensor, zeros
 from .dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 from .layout import Layout, Shape, Stride
@@ -19,7 +19,11 @@ from .ops import (abs, add, astype, broadcast_to, clip, concat, copy, cos, detac
                   greater_equal, less, less_equal, log, matmul, max, maximum, mean, min, minimum, multiply,
                   negative, not_equal, permute, power, prod, reshape, sin, sqrt, stack, subtract, sum, tanh,
                   tensordot, transpose, view, where)
+from .ops import ARRAY_API_EXTRAS as _ARRAY_API_EXTRAS
 from .tensor import Tensor
+
+# The standard's other functions are public under their own names; tests/test_public_api.py pins the list.
+globals().update({_name: getattr(ops, _name) for _name in _ARRAY_API_EXTRAS})
 
 from . import interop  # noqa: E402  (after the op library the bridges build on; loads no backend)
 
@@ -31,8 +35,8 @@ __all__ = [
     # dtypes
     "DType", "SimpleDType", "DTypeCategory", "CompoundDType",
     # carriers
-    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier",
-    "set_default_carrier", "get_default_carrier",
+    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier", "DaskCarrier",
+    "set_default_carrier", "get_default_carrier", "compute",
     # tensors
     "Tensor", "tensor", "zeros", "ones", "full", "arange", "from_dlpack", "random",
     # operations
@@ -41,6 +45,7 @@ __all__ = [
     "abs", "maximum", "minimum", "where", "clip", "sum", "mean", "max", "min", "prod", "matmul", "tensordot",
     "concat", "stack", "astype", "copy", "detach", "view", "permute", "transpose", "reshape", "broadcast_to",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+    *_ARRAY_API_EXTRAS,
     # autograd
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
     # tools

@@ -48,7 +48,7 @@ def make(kind, seed=0, domain="any", carrier="numpy"):
 
 def canonical_like(t, seed=1, domain="any", carrier="numpy"):
     """A canonical Float32 Tensor with ``t``'s shape and fresh values."""
-    layout = sw.Layout.canonical(t.shape)
+    layout = sw.Layout.canonical(t.layout.shape)
     return sw.Tensor.from_storage(values(layout.size, seed, domain), layout, sw.DType.Float32, carrier=carrier)
 
 
@@ -66,7 +66,7 @@ def from_numpy(array, carrier="numpy"):
 def cotangent_for(fn, inputs, seed=5):
     """Random cotangent values shaped like ``fn(*inputs).numpy()`` (None for a (1,) scalar output)."""
     out = fn(*inputs)
-    if out.shape == sw.Shape(1):
+    if out.layout.shape == sw.Shape(1):
         return None
     shape = out.numpy().shape
     return np.random.default_rng(seed).uniform(-1.0, 1.0, shape)

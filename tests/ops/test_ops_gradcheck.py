@@ -91,7 +91,7 @@ def _separated(kind, seed):
     shift = rng.choice([-1.0, 1.0], a.numpy().shape) * rng.uniform(0.2, 0.6, a.numpy().shape)
     # canonical storage is first-mode-fastest (F order), nested modes flattened colexicographically
     b = sw.Tensor.from_storage(np.asarray(a.numpy() + shift, np.float32).reshape(-1, order="F"),
-                               sw.Layout.canonical(a.shape), F32)
+                               sw.Layout.canonical(a.layout.shape), F32)
     return a, b
 
 
@@ -130,7 +130,7 @@ def test_where(kind):
     a = make(kind, seed=13)
     b = canonical_like(a, seed=14)
     mask = np.random.default_rng(15).random(a.numpy().shape) > 0.5
-    cond = sw.Tensor.from_storage(mask.reshape(-1, order="F").tolist(), sw.Layout.canonical(a.shape))
+    cond = sw.Tensor.from_storage(mask.reshape(-1, order="F").tolist(), sw.Layout.canonical(a.layout.shape))
     assert cond.dtype == sw.DType.Bool
     check(sw.where, [cond, a, b])
     check(lambda c, x: sw.where(c, x, 0.5), [cond, a])
@@ -262,7 +262,7 @@ VIEWS = {
     "reshape_flat": lambda x: sw.reshape(x, (12,)),
     "reshape_2d": lambda x: sw.reshape(x, (4, 3)),
     "reshape_nested": lambda x: sw.reshape(x, [2, [3, 2]]),
-    "broadcast_to": lambda x: sw.broadcast_to(x, (2,) + x.shape.modes),
+    "broadcast_to": lambda x: sw.broadcast_to(x, (2,) + x.layout.shape.modes),
     "view_then_mul": lambda x: sw.permute(x, (1, 0))[1:3] * 2.0,
     "view_of_view": lambda x: sw.reshape(sw.transpose(x)[::2], (6,)),
 }

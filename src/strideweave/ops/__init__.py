@@ -1,7 +1,12 @@
 """The operation library: every function here is differentiable where its dtype allows."""
 
-from .elementwise import (abs, add, cos, divide, equal, exp, greater, greater_equal, less, less_equal, log,
-                          maximum, minimum, multiply, negative, not_equal, power, sin, sqrt, subtract, tanh)
+from .elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
+                          bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, ceil, copysign, cos,
+                          cosh, divide, equal, exp, expm1, floor, floor_divide, greater, greater_equal, hypot,
+                          isfinite, isinf, isnan, less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+                          logical_not, logical_or, logical_xor, maximum, minimum, multiply, negative, nextafter,
+                          not_equal, positive, pow, power, reciprocal, remainder, round, sign, signbit, sin, sinh,
+                          sqrt, square, subtract, tan, tanh, trunc)
 from .linalg import matmul, tensordot
 from .manipulation import astype, clip, concat, copy, detach, stack, where
 from .reduction import max, mean, min, prod, sum
@@ -12,4 +17,12 @@ __all__ = [
     "abs", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "where", "clip", "sum", "mean", "max", "min", "prod", "matmul", "tensordot", "concat", "stack", "astype",
     "copy", "detach", "view", "permute", "transpose", "reshape", "broadcast_to", "getitem",
+    *(ARRAY_API_EXTRAS := (
+        # the rest of the Array API's functions, under the standard's names and signatures (also at top level)
+        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
+        "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign", "cosh",
+        "expm1", "floor", "floor_divide", "hypot", "isfinite", "isinf", "isnan", "log1p", "log2", "log10",
+        "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "nextafter", "positive", "pow",
+        "reciprocal", "remainder", "round", "sign", "signbit", "sinh", "square", "tan", "trunc",
+    )),
 ]

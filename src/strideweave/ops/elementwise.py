@@ -1,28 +1,28 @@
 """Elementwise operations with their vector-Jacobian products, side by side.
 
 Every operation reads its operands as rev arrays, broadcasts them over
-top-level modes, and writes a fresh canonical result. Backward receives the
+top-level modes, and writes a fresh result in the memory order of its dense
+operands (canonical when they disagree): operands sharing one dense layout
+are combined as flat buffers. Backward receives the
 result's cotangent, forms each operand's gradient in the result's rev space,
 sums it back over broadcast modes and hands it to ``Primitive.cotangents``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from ..dtypes import DType
+from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, exact_buffer, expand, flat_gradient,
-                       gradient_values, operand, place, scalar_operand, times, unbroadcast, wrap)
+from ._support import (Primitive, as_array_like, broadcast_modes, dense_buffer, expand, flat_gradient, from_storage,
+                       gradient_values, operand, place, result_layout, scalar_operand, times, to_storage,
+                       unbroadcast, wrap)
 
-__all__ = [
-    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
-    "negative", "exp", "log", "sqrt", "sin", "cos", "tanh", "abs",
-    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-]
 
 _canonical = Layout.canonical
+_FLOAT32 = DType.Float32
 
 
 # ----- Binary operations ------------------------------------------------------------------------
@@ -48,38 +48,45 @@ class _Binary(Primitive):
                 xp = kind.namespace
                 if a_modes == b_modes:
                     modes = a_modes
-                    av, bv = exact_buffer(a, kind), exact_buffer(b, kind)
-                    if av is None or bv is None:
-                        av, bv = operand(a, kind), operand(b, kind)
+                    layout = a._layout
+                    av, bv = dense_buffer(a, kind), dense_buffer(b, kind)
+                    if av is None or bv is None or b._layout != layout:
+                        layout = result_layout(modes, (a, b))
+                        av = to_storage(operand(a, kind), layout, xp)
+                        bv = to_storage(operand(b, kind), layout, xp)
                 else:
                     modes = broadcast_modes(a_modes, b_modes)
-                    av = expand(operand(a, kind), a_modes, modes, xp)
-                    bv = expand(operand(b, kind), b_modes, modes, xp)
+                    layout = result_layout(modes, (a, b))
+                    av = to_storage(expand(operand(a, kind), a_modes, modes, xp), layout, xp)
+                    bv = to_storage(expand(operand(b, kind), b_modes, modes, xp), layout, xp)
             else:
                 kind = place((a,), options)
                 xp = kind[1]
-                modes, av = a_modes, exact_buffer(a, kind)
+                layout, av = a._layout, dense_buffer(a, kind)
                 if av is None:
-                    av = operand(a, kind)
+                    layout, av = _canonical(a_modes), operand(a, kind)
                 bv = b if b.__class__ is float and a._dtype.kind == "float" \
                     else scalar_operand(b, a._dtype, type(self).__name__)
                 self.saved = (bv, 1)
         elif isinstance(b, Tensor):
             kind = place((b,), options)
             xp = kind[1]
-            modes, bv = b._layout._shape_modes, exact_buffer(b, kind)
+            layout, bv = b._layout, dense_buffer(b, kind)
             if bv is None:
-                bv = operand(b, kind)
+                layout, bv = _canonical(b._layout._shape_modes), operand(b, kind)
             av = a if a.__class__ is float and b._dtype.kind == "float" \
                 else scalar_operand(a, b._dtype, type(self).__name__)
             self.saved = (av, 0)
         else:
             raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
         self.place = kind
+        common = _common_dtype(a, b)
+        if common is not None:
+            av, bv = _cast(av, common, kind), _cast(bv, common, kind)
         out = self.compute(xp, av, bv)
         if self.keeps_result:
             self.saved = (self.saved, out)
-        return wrap(out, _canonical(modes), kind)
+        return wrap(out, layout, kind)
 
     supports_batched = True
 
@@ -88,19 +95,32 @@ class _Binary(Primitive):
         xp = kind.namespace
         saved, out = self.saved if self.keeps_result else (self.saved, None)
         inputs = self._inputs
-        flat = [exact_buffer(t, kind) for t in inputs]
-        if all(f is not None for f in flat) and gradient._layout is self._result_layout \
-                and (saved is not None or inputs[0]._layout._shape_modes == inputs[1]._layout._shape_modes):
-            # Forward ran on the flat buffers (equal shapes or a scalar): stay flat.
+        result = self._result_layout
+        flat = [dense_buffer(t, kind) for t in inputs]
+        if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
+            # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
+            return self._promoted_backward(gradient, [_cast(operand(t, kind), _FLOAT32, kind) for t in inputs])
+        if all(f is not None for f in flat) and gradient._layout is result \
+                and all(t._layout == result for t in inputs):
+            # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
             return self._flat_backward(xp, flat_gradient(gradient, kind), flat, saved, out)
-        if out is not None and out.ndim == 1 and self._result_layout.rank > 1:
-            out = xp.reshape(out, self._result_layout.rev_leaf_shape)
+        return self._promoted_backward(gradient, None)
+
+    def _promoted_backward(self, gradient: Tensor, values: list | None) -> tuple:
+        """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
+        kind = self.place
+        xp = kind.namespace
+        saved, out = self.saved if self.keeps_result else (self.saved, None)
+        inputs = self._inputs
+        if out is not None:
+            out = from_storage(out, self._result_layout, xp)
         g, batch = gradient_values(self, gradient)
         modes = self._result_layout._shape_modes
         if saved is None:
             a, b = inputs
-            av = expand(operand(a, kind), a._layout._shape_modes, modes, xp)
-            bv = expand(operand(b, kind), b._layout._shape_modes, modes, xp)
+            av, bv = values or (operand(a, kind), operand(b, kind))
+            av = expand(av, a._layout._shape_modes, modes, xp)
+            bv = expand(bv, b._layout._shape_modes, modes, xp)
             if self.wanted is None:
                 ga, gb = self.vjp(xp, g, av, bv, out)
             else:
@@ -135,157 +155,27 @@ class _Binary(Primitive):
         return self.vjp(xp, g, a, b, out)[1]
 
 
-class Add(_Binary):
-    __slots__ = ()
-    scalar_vjp_reads_tensor = False
+def _common_dtype(a: Any, b: Any):
+    """The dtype both operands are computed in, when one of them must be cast (else None).
 
-    def compute(self, xp, a, b):
-        return a + b
-
-    def vjp(self, xp, g, a, b, out):
-        return g, g
-
-    def vjp_first(self, xp, g, a, b, out):
-        return g
-
-    vjp_second = vjp_first
-
-
-class Subtract(_Binary):
-    __slots__ = ()
-    scalar_vjp_reads_tensor = False
-
-    def compute(self, xp, a, b):
-        return a - b
-
-    def vjp(self, xp, g, a, b, out):
-        return g, -g
-
-    def vjp_first(self, xp, g, a, b, out):
-        return g
-
-    def vjp_second(self, xp, g, a, b, out):
-        return -g
+    One rule on every carrier (``dtypes.result_type``), never the backend's own.
+    """
+    a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_tensor and b_tensor:
+        return None if a._dtype is b._dtype else result_type(a._dtype, b._dtype)
+    tensor, scalar = (a, b) if a_tensor else (b, a)
+    if scalar.__class__ is float and tensor._dtype.kind == "float":
+        return None  # the common case, decided without the table
+    common = result_type(tensor._dtype, scalar)
+    return None if common is tensor._dtype else common
 
 
-class Multiply(_Binary):
-    __slots__ = ()
-    scalar_vjp_reads_tensor = False
-
-    def compute(self, xp, a, b):
-        return a * b
-
-    def vjp(self, xp, g, a, b, out):
-        return times(g, b, xp), times(g, a, xp)
-
-    def vjp_first(self, xp, g, a, b, out):
-        return times(g, b, xp)
-
-    def vjp_second(self, xp, g, a, b, out):
-        return times(g, a, xp)
-
-
-class Divide(_Binary):
-    __slots__ = ()
-
-    def compute(self, xp, a, b):
-        return a / b
-
-    def vjp(self, xp, g, a, b, out):
-        grad_a = g / b
-        return grad_a, -grad_a * a / b
-
-    def vjp_first(self, xp, g, a, b, out):
-        return g / b
-
-
-class Power(_Binary):
-    __slots__ = ()
-    keeps_result = True
-
-    def compute(self, xp, a, b):
-        return a ** b
-
-    def vjp(self, xp, g, a, b, out):
-        grad_a = g * b * a ** (b - 1)
-        if isinstance(a, (int, float)):
-            # d/db a**b = a**b log a; zero for a non-positive base, as torch does at a == 0.
-            import math
-
-            grad_b = g * out * math.log(a) if a > 0 else g * 0
-        else:
-            positive = a > 0
-            grad_b = xp.where(positive, g * out * xp.log(xp.where(positive, a, xp.ones_like(a))),
-                              xp.zeros_like(out))
-        return grad_a, grad_b
-
-
-class Maximum(_Binary):
-    __slots__ = ()
-
-    def compute(self, xp, a, b):
-        return xp.maximum(a, as_array_like(b, a, xp)) if not isinstance(a, (int, float)) \
-            else xp.maximum(as_array_like(a, b, xp), b)
-
-    def vjp(self, xp, g, a, b, out):
-        return _select_vjp(xp, g, a, b, lambda x, y: x > y)
-
-
-class Minimum(_Binary):
-    __slots__ = ()
-
-    def compute(self, xp, a, b):
-        return xp.minimum(a, as_array_like(b, a, xp)) if not isinstance(a, (int, float)) \
-            else xp.minimum(as_array_like(a, b, xp), b)
-
-    def vjp(self, xp, g, a, b, out):
-        return _select_vjp(xp, g, a, b, lambda x, y: x < y)
-
-
-def _select_vjp(xp, g, a, b, wins):
-    """Route the gradient to the selected operand; ties split it evenly, as torch does."""
-    a_wins = wins(a, b)
-    tie = a == b
-    zero = g * 0
-    half = g * 0.5
-    grad_a = xp.where(a_wins, g, xp.where(tie, half, zero))
-    grad_b = xp.where(a_wins, zero, xp.where(tie, half, g))
-    return grad_a, grad_b
-
-
-def add(a, b, *, options=None) -> Tensor:
-    """Elementwise ``a + b`` with broadcasting over top-level modes."""
-    return Add()(a, b, options=options)
-
-
-def subtract(a, b, *, options=None) -> Tensor:
-    """Elementwise ``a - b``."""
-    return Subtract()(a, b, options=options)
-
-
-def multiply(a, b, *, options=None) -> Tensor:
-    """Elementwise ``a * b``."""
-    return Multiply()(a, b, options=options)
-
-
-def divide(a, b, *, options=None) -> Tensor:
-    """Elementwise ``a / b`` (floating-point operands)."""
-    return Divide()(a, b, options=options)
-
-
-def power(a, b, *, options=None) -> Tensor:
-    """Elementwise ``a ** b``; the exponent's gradient is zero where the base is not positive."""
-    return Power()(a, b, options=options)
-
-
-def maximum(a, b, *, options=None) -> Tensor:
-    """Elementwise maximum; at ties each operand receives half the gradient."""
-    return Maximum()(a, b, options=options)
-
-
-def minimum(a, b, *, options=None) -> Tensor:
-    """Elementwise minimum; at ties each operand receives half the gradient."""
-    return Minimum()(a, b, options=options)
+def _cast(values: Any, dtype, kind) -> Any:
+    """``values`` (a native array, or a Python scalar) in ``dtype`` on ``kind``."""
+    if not hasattr(values, "dtype"):
+        return float(values) if dtype.kind == "float" else values
+    native = kind[0]._native_dtype_in(kind[1], dtype)
+    return values if values.dtype == native else kind[1].astype(values, native)
 
 
 # ----- Unary operations ----------------------------------------------------------------------------
@@ -302,18 +192,18 @@ class _Unary(Primitive):
             raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
         kind = place((x,), options)
         self.place = kind
-        values = exact_buffer(x, kind)
+        values = dense_buffer(x, kind)
         out = self.compute(kind.namespace, operand(x, kind) if values is None else values)
         if self.keeps_result:
             self.saved = out
-        return wrap(out, _canonical(x._layout._shape_modes), kind)
+        return wrap(out, _canonical(x._layout._shape_modes) if values is None else x._layout, kind)
 
     supports_batched = True
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         x = self._inputs[0]
-        flat = exact_buffer(x, kind)
+        flat = dense_buffer(x, kind)
         if flat is not None and gradient._layout is self._result_layout:
             # Forward ran on the flat buffer: stay flat (``saved`` is flat too).
             g = flat_gradient(gradient, kind)
@@ -324,168 +214,238 @@ class _Unary(Primitive):
         g, batch = gradient_values(self, gradient)
         saved = self.saved
         if flat is not None and saved is not None:
-            saved = kind.namespace.reshape(saved, x._layout.rev_leaf_shape)
+            saved = from_storage(saved, x._layout, kind.namespace)
         return self.cotangents((self.vjp(kind.namespace, g, values, saved),), batch)
 
 
-class Negative(_Unary):
-    __slots__ = ()
-    needs_input = False
+# ----- Rules: one line per operation ---------------------------------------------------------------
+#
+# A unary rule is ``forward(xp, x)`` and ``vjp(xp, g, x, out)``; ``reads``
+# says which of ``x`` and ``out`` the VJP needs, so nothing else is kept. A
+# binary rule is ``forward(xp, a, b)`` and one VJP per operand,
+# ``vjp(xp, g, a, b, out)``, each giving that operand's gradient in the
+# result's space (the base sums it back over broadcast modes). ``None`` as a
+# VJP means "no gradient" (non-differentiable); ``_zero`` is the zero
+# gradient of a piecewise-constant function, as torch defines it. ``dtypes``
+# is the Array API category an operand must belong to.
 
-    def compute(self, xp, x):
-        return -x
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
 
-    def vjp(self, xp, g, x, out):
-        return -g
-
-
-class Exp(_Unary):
-    __slots__ = ()
-    keeps_result = True
-    needs_input = False
-
-    def compute(self, xp, x):
-        return xp.exp(x)
-
-    def vjp(self, xp, g, x, out):
-        return times(g, out, xp)
-
-
-class Log(_Unary):
-    __slots__ = ()
-
-    def compute(self, xp, x):
-        return xp.log(x)
-
-    def vjp(self, xp, g, x, out):
-        return g / x
+_KINDS = {
+    "floating": ("float",),
+    "numeric": ("int", "uint", "float"),
+    "integer": ("int", "uint"),
+    "integer or boolean": ("int", "uint", "bool"),
+    "boolean": ("bool",),
+    "any": ("int", "uint", "float", "bool"),
+}
 
 
-class Sqrt(_Unary):
-    __slots__ = ()
-    keeps_result = True
-    needs_input = False
-
-    def compute(self, xp, x):
-        return xp.sqrt(x)
-
-    def vjp(self, xp, g, x, out):
-        return g / (2 * out)
+def _zero(xp, g, *rest):
+    return xp.zeros_like(g)
 
 
-class Sin(_Unary):
-    __slots__ = ()
-
-    def compute(self, xp, x):
-        return xp.sin(x)
-
-    def vjp(self, xp, g, x, out):
-        return times(g, xp.cos(x), xp)
-
-
-class Cos(_Unary):
-    __slots__ = ()
-
-    def compute(self, xp, x):
-        return xp.cos(x)
-
-    def vjp(self, xp, g, x, out):
-        return -g * xp.sin(x)
-
-
-class Tanh(_Unary):
-    __slots__ = ()
-    keeps_result = True
-    needs_input = False
-
-    def compute(self, xp, x):
-        return xp.tanh(x)
-
-    def vjp(self, xp, g, x, out):
-        return times(g, 1 - out * out, xp)
-
-
-class Abs(_Unary):
-    __slots__ = ()
-
-    def compute(self, xp, x):
-        return xp.abs(x)
-
-    def vjp(self, xp, g, x, out):
-        return times(g, xp.sign(x), xp)
-
-
-def negative(x, *, options=None) -> Tensor:
-    """Elementwise ``-x``."""
-    return Negative()(x, options=options)
-
-
-def exp(x, *, options=None) -> Tensor:
-    """Elementwise exponential."""
-    return Exp()(x, options=options)
-
-
-def log(x, *, options=None) -> Tensor:
-    """Elementwise natural logarithm."""
-    return Log()(x, options=options)
-
-
-def sqrt(x, *, options=None) -> Tensor:
-    """Elementwise square root."""
-    return Sqrt()(x, options=options)
-
-
-def sin(x, *, options=None) -> Tensor:
-    """Elementwise sine."""
-    return Sin()(x, options=options)
-
-
-def cos(x, *, options=None) -> Tensor:
-    """Elementwise cosine."""
-    return Cos()(x, options=options)
-
-
-def tanh(x, *, options=None) -> Tensor:
-    """Elementwise hyperbolic tangent."""
-    return Tanh()(x, options=options)
-
-
-def abs(x, *, options=None) -> Tensor:  # noqa: A001 (Array API name)
-    """Elementwise absolute value; the gradient at zero is zero."""
-    return Abs()(x, options=options)
-
-
-# ----- Comparisons (never differentiable: Bool results record no node) ---------------------------
-
-class _Compare(_Binary):
-    __slots__ = ()
-    function = ""
-
-    def compute(self, xp, a, b):
+def _fn(name):
+    """``xp.<name>`` over two operands, a Python scalar made a 0-d array of the other's dtype."""
+    def call(xp, a, b):
         if isinstance(a, (int, float)):
             a = as_array_like(a, b, xp)
         elif isinstance(b, (int, float)):
             b = as_array_like(b, a, xp)
-        return getattr(xp, self.function)(a, b)
-
-    def backward(self, gradient: Tensor) -> tuple:
-        return (None,) * len(self._inputs)
+        return getattr(xp, name)(a, b)
+    return call
 
 
-def _comparison(name: str, doc: str):
-    op_class = type(name.title().replace("_", ""), (_Compare,), {"__slots__": (), "function": name})
+def _rounding(name):
+    """floor / ceil / round / trunc: integers pass through unchanged (as the standard says)."""
+    def call(xp, x):
+        return getattr(xp, name)(x) if xp.isdtype(x.dtype, "real floating") else x * 1
+    return call
 
-    def compare(a, b, *, options=None) -> Tensor:
+
+def _pow_vjp_b(xp, g, a, b, out):
+    # d/db a**b = a**b log a; zero for a non-positive base, as torch does at a == 0.
+    if isinstance(a, (int, float)):
+        return g * out * math.log(a) if a > 0 else g * 0
+    positive = a > 0
+    return xp.where(positive, g * out * xp.log(xp.where(positive, a, xp.ones_like(a))), xp.zeros_like(out))
+
+
+def _select(wins, first):
+    """maximum / minimum: the winner takes the gradient, ties split it evenly (torch)."""
+    def vjp(xp, g, a, b, out):
+        a_wins = wins(a, b) if first else wins(b, a)
+        return xp.where(a_wins, g, xp.where(a == b, g * 0.5, g * 0))
+    return vjp
+
+
+def _copysign_vjp(xp, g, a, b, out):
+    # out / a is the sign flip (+-1); torch defines the gradient as zero where a == 0.
+    return g * xp.where(a == 0, xp.zeros_like(out), out / xp.where(a == 0, xp.ones_like(a), a))
+
+
+#: name: (forward, vjp, reads, dtypes, doc)
+UNARY_RULES = {
+    "negative": (lambda xp, x: -x, lambda xp, g, x, y: -g, "", "numeric", "-x"),
+    "positive": (lambda xp, x: x * 1, lambda xp, g, x, y: g, "", "numeric", "+x (a copy)"),
+    "abs": (lambda xp, x: xp.abs(x), lambda xp, g, x, y: times(g, xp.sign(x), xp), "x", "numeric",
+            "absolute value; the gradient at zero is zero"),
+    "exp": (lambda xp, x: xp.exp(x), lambda xp, g, x, y: times(g, y, xp), "out", None, "exponential"),
+    "expm1": (lambda xp, x: xp.expm1(x), lambda xp, g, x, y: g * (y + 1), "out", "floating", "exp(x) - 1"),
+    "log": (lambda xp, x: xp.log(x), lambda xp, g, x, y: g / x, "x", None, "natural logarithm"),
+    "log1p": (lambda xp, x: xp.log1p(x), lambda xp, g, x, y: g / (x + 1), "x", "floating", "log(1 + x)"),
+    "log2": (lambda xp, x: xp.log2(x), lambda xp, g, x, y: g / (x * _LN2), "x", "floating", "base-2 logarithm"),
+    "log10": (lambda xp, x: xp.log10(x), lambda xp, g, x, y: g / (x * _LN10), "x", "floating",
+              "base-10 logarithm"),
+    "sqrt": (lambda xp, x: xp.sqrt(x), lambda xp, g, x, y: g / (2 * y), "out", None, "square root"),
+    "square": (lambda xp, x: x * x, lambda xp, g, x, y: g * (2 * x), "x", "numeric", "x * x"),
+    "reciprocal": (lambda xp, x: 1 / x, lambda xp, g, x, y: -g * (y * y), "out", "floating", "1 / x"),
+    "sin": (lambda xp, x: xp.sin(x), lambda xp, g, x, y: times(g, xp.cos(x), xp), "x", None, "sine"),
+    "cos": (lambda xp, x: xp.cos(x), lambda xp, g, x, y: -g * xp.sin(x), "x", None, "cosine"),
+    "tan": (lambda xp, x: xp.tan(x), lambda xp, g, x, y: g * (1 + y * y), "out", "floating", "tangent"),
+    "asin": (lambda xp, x: xp.asin(x), lambda xp, g, x, y: g / xp.sqrt(1 - x * x), "x", "floating", "arcsine"),
+    "acos": (lambda xp, x: xp.acos(x), lambda xp, g, x, y: -g / xp.sqrt(1 - x * x), "x", "floating",
+             "arccosine"),
+    "atan": (lambda xp, x: xp.atan(x), lambda xp, g, x, y: g / (1 + x * x), "x", "floating", "arctangent"),
+    "sinh": (lambda xp, x: xp.sinh(x), lambda xp, g, x, y: g * xp.cosh(x), "x", "floating", "hyperbolic sine"),
+    "cosh": (lambda xp, x: xp.cosh(x), lambda xp, g, x, y: g * xp.sinh(x), "x", "floating", "hyperbolic cosine"),
+    "tanh": (lambda xp, x: xp.tanh(x), lambda xp, g, x, y: times(g, 1 - y * y, xp), "out", None,
+             "hyperbolic tangent"),
+    "asinh": (lambda xp, x: xp.asinh(x), lambda xp, g, x, y: g / xp.sqrt(x * x + 1), "x", "floating",
+              "inverse hyperbolic sine"),
+    "acosh": (lambda xp, x: xp.acosh(x), lambda xp, g, x, y: g / xp.sqrt(x * x - 1), "x", "floating",
+              "inverse hyperbolic cosine"),
+    "atanh": (lambda xp, x: xp.atanh(x), lambda xp, g, x, y: g / (1 - x * x), "x", "floating",
+              "inverse hyperbolic tangent"),
+    "sign": (lambda xp, x: xp.sign(x), _zero, "", "numeric", "sign (-1, 0, 1); zero gradient"),
+    "floor": (_rounding("floor"), _zero, "", "numeric", "round down; zero gradient"),
+    "ceil": (_rounding("ceil"), _zero, "", "numeric", "round up; zero gradient"),
+    "round": (_rounding("round"), _zero, "", "numeric", "round half to even; zero gradient"),
+    "trunc": (_rounding("trunc"), _zero, "", "numeric", "round toward zero; zero gradient"),
+    "isnan": (lambda xp, x: xp.isnan(x), None, "", "numeric", "NaN test (Bool, not differentiable)"),
+    "isinf": (lambda xp, x: xp.isinf(x), None, "", "numeric", "infinity test (Bool, not differentiable)"),
+    "isfinite": (lambda xp, x: xp.isfinite(x), None, "", "numeric", "finiteness test (Bool, not differentiable)"),
+    "signbit": (lambda xp, x: xp.signbit(x), None, "", "floating", "sign-bit test (Bool, not differentiable)"),
+    "logical_not": (lambda xp, x: xp.logical_not(x), None, "", "boolean", "logical NOT"),
+    "bitwise_invert": (lambda xp, x: xp.bitwise_invert(x), None, "", "integer or boolean", "bitwise NOT"),
+}
+
+#: name: (forward, vjp for a, vjp for b, vjps read the Tensor's values with a scalar partner, keeps out, dtypes, doc)
+BINARY_RULES = {
+    "add": (lambda xp, a, b: a + b, lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: g, False, False, None,
+            "a + b"),
+    "subtract": (lambda xp, a, b: a - b, lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: -g, False, False, None,
+                 "a - b"),
+    "multiply": (lambda xp, a, b: a * b, lambda xp, g, a, b, y: times(g, b, xp),
+                 lambda xp, g, a, b, y: times(g, a, xp), False, False, None, "a * b"),
+    "divide": (lambda xp, a, b: a / b, lambda xp, g, a, b, y: g / b, lambda xp, g, a, b, y: -g * a / (b * b),
+               True, False, None, "a / b (floating-point operands)"),
+    "power": (lambda xp, a, b: a ** b, lambda xp, g, a, b, y: g * b * a ** (b - 1), _pow_vjp_b, True, True, None,
+              "a ** b; the exponent's gradient is zero where the base is not positive"),
+    "maximum": (lambda xp, a, b: _fn("maximum")(xp, a, b), _select(lambda x, y: x > y, True),
+                _select(lambda x, y: x > y, False), True, False, None,
+                "maximum; at ties each operand receives half the gradient"),
+    "minimum": (lambda xp, a, b: _fn("minimum")(xp, a, b), _select(lambda x, y: x < y, True),
+                _select(lambda x, y: x < y, False), True, False, None,
+                "minimum; at ties each operand receives half the gradient"),
+    "atan2": (_fn("atan2"), lambda xp, g, a, b, y: g * b / (a * a + b * b),
+              lambda xp, g, a, b, y: -g * a / (a * a + b * b), True, False, "floating",
+              "the angle of the point (b, a), in radians"),
+    "hypot": (_fn("hypot"), lambda xp, g, a, b, y: g * a / y, lambda xp, g, a, b, y: g * b / y, True, True,
+              "floating", "sqrt(a**2 + b**2) without overflow"),
+    "logaddexp": (_fn("logaddexp"), lambda xp, g, a, b, y: g * xp.exp(a - y),
+                  lambda xp, g, a, b, y: g * xp.exp(b - y), True, True, "floating", "log(exp(a) + exp(b))"),
+    "copysign": (_fn("copysign"), _copysign_vjp, _zero, True, True, "floating",
+                 "|a| with the sign of b; no gradient to b"),
+    "remainder": (_fn("remainder"), lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: -g * xp.floor(a / b), True,
+                  False, "numeric", "a - b * floor(a / b), the sign of b"),
+    "floor_divide": (_fn("floor_divide"), _zero, _zero, False, False, "numeric", "floor(a / b); zero gradient"),
+    "nextafter": (_fn("nextafter"), None, None, False, False, "floating",
+                  "the next representable value after a toward b (not differentiable)"),
+    "logical_and": (_fn("logical_and"), None, None, False, False, "boolean", "logical AND"),
+    "logical_or": (_fn("logical_or"), None, None, False, False, "boolean", "logical OR"),
+    "logical_xor": (_fn("logical_xor"), None, None, False, False, "boolean", "logical XOR"),
+    "bitwise_and": (_fn("bitwise_and"), None, None, False, False, "integer or boolean", "bitwise AND"),
+    "bitwise_or": (_fn("bitwise_or"), None, None, False, False, "integer or boolean", "bitwise OR"),
+    "bitwise_xor": (_fn("bitwise_xor"), None, None, False, False, "integer or boolean", "bitwise XOR"),
+    "bitwise_left_shift": (_fn("bitwise_left_shift"), None, None, False, False, "integer", "a << b"),
+    "bitwise_right_shift": (_fn("bitwise_right_shift"), None, None, False, False, "integer", "a >> b"),
+    "less": (_fn("less"), None, None, False, False, None, "a < b"),
+    "less_equal": (_fn("less_equal"), None, None, False, False, None, "a <= b"),
+    "greater": (_fn("greater"), None, None, False, False, None, "a > b"),
+    "greater_equal": (_fn("greater_equal"), None, None, False, False, None, "a >= b"),
+    "equal": (_fn("equal"), None, None, False, False, None, "a == b"),
+    "not_equal": (_fn("not_equal"), None, None, False, False, None, "a != b"),
+}
+
+
+def _no_gradient(self, gradient):
+    return (None,) * len(self._inputs)
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.title() for part in name.split("_"))
+
+
+def _check_dtype(name: str, category: str | None, *operands) -> None:
+    if category is None:
+        return
+    for value in operands:
+        if isinstance(value, Tensor) and value._dtype.kind not in _KINDS[category]:
+            raise TypeError(f"{name} expects {category} operands, got a Tensor of dtype {value._dtype!r}")
+
+
+def _unary(name, forward, vjp, reads, dtypes, doc):
+    attrs = {"__slots__": (), "compute": staticmethod(forward), "keeps_result": "out" in reads,
+             "needs_input": "x" in reads}
+    if vjp is None:
+        attrs["backward"] = _no_gradient
+    else:
+        attrs["vjp"] = staticmethod(vjp)
+    op_class = type(_class_name(name), (_Unary,), attrs)
+
+    def unary(x, *, options=None) -> Tensor:
+        _check_dtype(name, dtypes, x)
+        return op_class()(x, options=options)
+
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = f"Elementwise {doc}" + ("." if vjp is not None or "differentiable" in doc
+                                            else " (not differentiable).")
+    return op_class, unary
+
+
+def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc):
+    def both(self, xp, g, a, b, out):
+        return (None if vjp_a is None else vjp_a(xp, g, a, b, out),
+                None if vjp_b is None else vjp_b(xp, g, a, b, out))
+
+    attrs = {"__slots__": (), "compute": staticmethod(forward), "keeps_result": keeps_result,
+             "scalar_vjp_reads_tensor": reads_tensor, "vjp": both,
+             "vjp_first": staticmethod(vjp_a or (lambda *args: None)),
+             "vjp_second": staticmethod(vjp_b or (lambda *args: None))}
+    if vjp_a is None and vjp_b is None:
+        attrs["backward"] = _no_gradient
+    op_class = type(_class_name(name), (_Binary,), attrs)
+
+    def binary(a, b, *, options=None) -> Tensor:
+        _check_dtype(name, dtypes, a, b)
         return op_class()(a, b, options=options)
 
-    compare.__name__ = compare.__qualname__ = name
-    compare.__doc__ = f"Elementwise ``{doc}`` as a Bool Tensor (not differentiable)."
-    return compare
+    binary.__name__ = binary.__qualname__ = name
+    binary.__doc__ = f"Elementwise {doc}, broadcasting over top-level modes" + \
+        ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
+    return op_class, binary
 
 
-less = _comparison("less", "a < b")
-less_equal = _comparison("less_equal", "a <= b")
-greater = _comparison("greater", "a > b")
-greater_equal = _comparison("greater_equal", "a >= b")
-equal = _comparison("equal", "a == b")
-not_equal = _comparison("not_equal", "a != b")
+RULES: dict[str, type] = {}
+for _name, _rule in UNARY_RULES.items():
+    RULES[_name], globals()[_name] = _unary(_name, *_rule)
+for _name, _rule in BINARY_RULES.items():
+    RULES[_name], globals()[_name] = _binary(_name, *_rule)
+del _name, _rule
+
+#: the standard's spelling of ``power``
+pow = power  # noqa: A001, F821 (defined by the table above)
+
+__all__ = [*UNARY_RULES, *BINARY_RULES, "pow"]
