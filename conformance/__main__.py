@@ -16,6 +16,7 @@ import os
 import sys
 
 from .catalogue import select
+from .interop import run_interop
 from .report import print_table, write_all
 from .runner import CARRIERS, condense, resolve_carriers, run, unit_count
 
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                          on_progress=lambda label, n: progress.update(task, advance=n, description=label))
         print_table(result)
 
+    # The interop section: the same cases through sw.interop.torch_function / jax_function.
+    result.checks.extend(run_interop(cases, carriers))
     paths = write_all(result, args.out)
     if result.failures:
         if args.quiet:  # otherwise print_table already named each one

@@ -122,6 +122,7 @@ def _md_escape(text: str) -> str:
 def write_markdown(result: RunResult, path: Path, heatmap: str | None = None) -> None:
     """The human report: summary, case x carrier/check table, failures, skips."""
     from .catalogue import CATALOGUE
+    from .interop import markdown as interop_markdown
 
     notes = {c.name: c.note for c in CATALOGUE}
     summary = summarise(result)
@@ -155,6 +156,7 @@ def write_markdown(result: RunResult, path: Path, heatmap: str | None = None) ->
             cells.append("" if cell is None else _cell_text(cell))
         layouts = ", ".join(summary["layouts"].get(case, []))
         lines.append(f"| {case} | {layouts} | " + " | ".join(cells) + " |")
+    lines += interop_markdown(result.checks)
     lines += ["", "## Failures", ""]
     lines += [f"- {_md_escape(line)}" for line in condense(result.failures)] or ["None."]
     skips = sorted({(c.case, c.check, c.message) for c in result.checks if c.status == "skip"})

@@ -49,7 +49,7 @@ class _Call:
         for output in outputs:
             array = output.to_array()
             if not isinstance(array, torch.Tensor):  # fn moved its result to another carrier
-                array = torch.from_dlpack(array)
+                array = transfer(array, resolve("torch"))
             results.append(array)
         return tuple(results)
 
@@ -141,8 +141,6 @@ def torch_function(fn: Callable) -> Callable:
                 raise ValueError(f"torch_function({fn_name(fn)}): argument {i} requires grad but has dtype "
                                  f"{native.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
                                  "detach it)")
-            if isinstance(native, Tensor):  # pragma: no cover - defensive, Tensor is not a torch.Tensor
-                raise TypeError(f"torch_function({fn_name(fn)}): argument {i} is already a StrideWeave Tensor")
         request = _Call(fn, args, kwargs, positions)
         if torch.is_grad_enabled() and any(n.requires_grad for n in natives):
             results = _function_class().apply(request, *natives)

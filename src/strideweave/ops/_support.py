@@ -86,14 +86,98 @@ def exact_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
 
 
 def flat_gradient(gradient: Tensor, kind: CarrierKind) -> Any:
-    """A cotangent for a canonical result as 1-D values in canonical order."""
-    flat = exact_buffer(gradient, kind)
+    """A cotangent for a dense result as 1-D values in the storage order of its layout."""
+    flat = dense_buffer(gradient, kind)
     if flat is not None:
         return flat
+    layout = gradient._layout
     values = operand(gradient, kind)
     if values.ndim == 1:
         return values
+    values = to_storage(values, layout, kind[1]) if layout.is_compact() else values
     return values.reshape(-1) if kind[0].native_methods else kind[1].reshape(values, (-1,))
+
+
+# ----- memory order of dense results (API.md section 5) ------------------------------------------
+#
+# A layout is *dense* when it maps its coordinates one to one onto [0, size):
+# canonical, row-major, any permutation of the modes. Elementwise results
+# keep the storage order of their dense operands (NumPy's order='K'), so a
+# program on C-ordered arrays never pays a transpose. Values in a dense
+# layout's storage order are the rev array with its axes permuted slowest
+# stride first (``storage_perm``); flattening that in C order is the buffer.
+
+@lru_cache(maxsize=1024)
+def storage_perm(layout: Layout) -> tuple[int, ...] | None:
+    """Rev-axis permutation that puts a dense ``layout``'s storage in C order; None when none is needed.
+
+    Extent-1 leaves may sit anywhere (they do not move memory), so a layout
+    whose non-trivial leaves already run slowest first in rev order needs none.
+    """
+    extents = layout.rev_leaf_shape
+    strides = layout.leaf_stride[::-1]
+    moving = [stride for extent, stride in zip(extents, strides) if extent > 1]
+    if all(x > y for x, y in zip(moving, moving[1:])):
+        return None
+    return tuple(sorted(range(len(extents)), key=lambda axis: -strides[axis] if extents[axis] > 1 else 0))
+
+
+@lru_cache(maxsize=1024)
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(perm)
+    for position, axis in enumerate(perm):
+        inverse[axis] = position
+    return tuple(inverse)
+
+
+def to_storage(values: Any, layout: Layout, xp: Any) -> Any:
+    """A rev array (or one broadcasting against it) with its axes in ``layout``'s storage order."""
+    perm = storage_perm(layout)
+    return values if perm is None else xp.permute_dims(values, perm)
+
+
+def from_storage(values: Any, layout: Layout, xp: Any) -> Any:
+    """The rev array of values held in a dense ``layout``'s storage order (flat or storage-shaped)."""
+    perm = storage_perm(layout)
+    rev = layout.rev_leaf_shape
+    if perm is None:
+        return values if tuple(values.shape) == rev else xp.reshape(values, rev)
+    if values.ndim != len(perm):
+        values = xp.reshape(values, tuple(rev[axis] for axis in perm))
+    return xp.permute_dims(values, _inverse(perm))
+
+
+def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
+    """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in a dense layout, else None.
+
+    The buffer is in the storage order of ``tensor.layout``; two Tensors
+    with equal dense layouts can be combined flat, with no reshape on the
+    way in or out (each eager reshape copies on JAX).
+    """
+    carrier = tensor._carriers[0]
+    layout = tensor._layout
+    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and layout.is_compact() \
+            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
+        return carrier._array
+    return None
+
+
+def result_layout(modes: tuple, tensors: Sequence[Tensor]) -> Layout:
+    """The layout of an elementwise result of shape ``modes`` computed from ``tensors``.
+
+    The layout shared by every dense operand that has the full shape (a
+    broadcast operand has no say); canonical when they disagree or none is dense.
+    """
+    chosen = None
+    for tensor in tensors:
+        layout = tensor._layout
+        if layout._shape_modes != modes or not layout.is_compact():
+            continue
+        if chosen is None:
+            chosen = layout
+        elif layout != chosen:
+            return Layout.canonical(modes)
+    return Layout.canonical(modes) if chosen is None else chosen
 
 
 def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
@@ -104,7 +188,11 @@ def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
 
 
 def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
-    """A Tensor with canonical ``layout`` whose storage is the C-ordered rev array ``values``."""
+    """A Tensor with dense ``layout`` whose storage is ``values`` flattened in C order.
+
+    ``values`` is the rev array (canonical ``layout``) or, for another dense
+    layout, the values in its storage order (``to_storage``), or already flat.
+    """
     cls, xp, device = kind
     if values.ndim != 1:
         values = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
@@ -280,19 +368,22 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                                         and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
     layout = target._layout
-    if values.ndim == 1 and values.shape[0] == layout.size and layout.is_canonical():
-        # Already flat canonical values (the elementwise fast path).
+    dense = layout.is_compact()
+    if values.ndim == 1 and values.shape[0] == layout.size and dense:
+        # Already flat values in the layout's storage order (the elementwise fast path).
         return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
     leaves = layout.rev_leaf_shape
     if values.shape != leaves:
-        if layout.is_canonical() and all(extent == 1 for extent in values.shape):
-            # One value for every element (a full reduction's gradient): broadcast it flat.
+        if dense and all(extent == 1 for extent in values.shape):
+            # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
             values = xp.broadcast_to(xp.reshape(values, (1,)), (layout.size,))
             return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
         values = xp.broadcast_to(values, leaves)
-    if layout.is_canonical() or not layout.is_injective():
+    if dense or not layout.is_injective():
+        if dense:
+            values = to_storage(values, layout, xp)
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if layout.is_canonical()
+        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
                             else Layout.canonical(layout._shape_modes), 0)
     return Tensor._make(carrier.placed(layout, values), layout, 0)
 

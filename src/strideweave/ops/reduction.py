@@ -8,7 +8,7 @@ from typing import Any
 
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import Primitive, exact_buffer, gradient_values, leaves_of, operand, place, wrap
+from ._support import Primitive, dense_buffer, gradient_values, leaves_of, operand, place, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -70,7 +70,7 @@ class _Reduction(Primitive):
         xp = kind.namespace
         reduced = _normalise_modes(modes, x._layout.rank, self.function)
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims))
-        flat = exact_buffer(x, kind) if self.reads_flat and len(axes) == len(kept_rev) else None
+        flat = dense_buffer(x, kind) if self.reads_flat and len(axes) == len(kept_rev) else None
         if flat is not None:
             out = self.compute(xp, flat, (0,))  # every axis reduced: the flat buffer says it all
         else:

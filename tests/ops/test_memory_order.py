@@ -1,0 +1,118 @@
+"""Elementwise results keep the memory order of their dense operands (API.md section 5).
+
+C-ordered arrays wrapped with ``sw.tensor`` give row-major results, with
+broadcasting too; operands that disagree give canonical results; backward
+builds each gradient in its leaf's own layout, from the same storage order.
+"""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+
+CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch", "jax")]
+
+
+@pytest.fixture(params=CARRIERS)
+def carrier(request):
+    return request.param
+
+
+def native(values, carrier):
+    """A C-ordered native array of ``carrier``'s library holding ``values``."""
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    if carrier == "torch":
+        import torch
+
+        return torch.from_numpy(values.copy())
+    if carrier == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(values)
+    return values.copy()
+
+
+def row_major(shape):
+    """The layout sw.tensor gives a C-ordered array of ``shape``: last mode fastest."""
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    return sw.Layout(sw.Shape(list(shape)), sw.Stride(strides))
+
+
+def storage(t):
+    """The result's flat storage buffer as NumPy (what memory order means)."""
+    return np.asarray(sw.Tensor.from_storage(t.carrier.array, sw.Layout(t.carrier.size)).numpy())
+
+
+def test_unary_keeps_row_major_and_gradient_layout(carrier):
+    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    x = sw.tensor(native(x0, carrier))
+    assert x.layout == row_major((3, 4))
+    y = sw.exp(x)
+    assert y.layout == x.layout and y.offset == 0
+    np.testing.assert_allclose(storage(y), np.exp(x0).ravel(order="C"), rtol=1e-6)
+    (y * x).sum().backward()
+    assert x.grad.layout == x.layout
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x0) * (x0 + 1), rtol=1e-5)
+
+
+def test_binary_same_layout_and_scalar_keep_it(carrier):
+    a0 = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    b0 = a0[::-1].copy() + 0.5
+    a, b = sw.tensor(native(a0, carrier)), sw.tensor(native(b0, carrier))
+    for out, expected in ((a * b, a0 * b0), (a / b, a0 / b0), (a * 2.0, a0 * 2), (1.0 - a, 1 - a0)):
+        assert out.layout == row_major((2, 3))
+        np.testing.assert_allclose(storage(out), expected.ravel(order="C"), rtol=1e-6)
+    (a / b).sum().backward()
+    assert a.grad.layout == b.grad.layout == row_major((2, 3))
+    np.testing.assert_allclose(a.grad.numpy(), 1 / b0, rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), -a0 / b0 ** 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("w_shape", [(1, 4), (4,), (3, 1)])
+def test_broadcast_result_follows_the_full_shape_operand(carrier, w_shape):
+    A0 = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    w0 = np.arange(1, 1 + int(np.prod(w_shape)), dtype=np.float32).reshape(w_shape)
+    A, w = sw.tensor(native(A0, carrier)), sw.tensor(native(w0, carrier))
+    for out in (A * w, w * A):
+        assert out.layout == row_major((3, 4))
+        np.testing.assert_allclose(storage(out), (A0 * w0).ravel(order="C"), rtol=1e-6)
+    (sw.sin(A * w)).sum().backward()
+    assert A.grad.layout == A.layout and w.grad.layout == w.layout
+    np.testing.assert_allclose(A.grad.numpy(), np.cos(A0 * w0) * w0, rtol=1e-5)
+    lined_up = (1,) * (2 - len(w_shape)) + w_shape
+    expected_w = (np.cos(A0 * w0) * A0).sum(axis=tuple(i for i in range(2) if lined_up[i] == 1))
+    np.testing.assert_allclose(w.grad.numpy(), expected_w.reshape(w_shape), rtol=1e-5)
+
+
+def test_operands_that_disagree_give_canonical():
+    a0 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sw.tensor(a0)                                   # row-major
+    b = sw.tensor(a0.tolist())                          # canonical
+    out = a + b
+    assert out.layout == sw.Layout.canonical(sw.Shape([2, 3]))
+    np.testing.assert_allclose(out.numpy(), 2 * a0)
+
+
+def test_dense_views_keep_their_order_and_strided_views_do_not():
+    base = sw.Tensor.from_storage(np.arange(12, dtype=np.float32), sw.Layout.canonical(sw.Shape([3, 4])))
+    transposed = sw.transpose(base)                     # dense: a permutation of compact storage
+    out = sw.negative(transposed)
+    assert out.layout == transposed.layout
+    np.testing.assert_allclose(out.numpy(), -base.numpy().T)
+    sliced = base[0:2, :]                               # holes: not dense
+    assert sw.exp(sliced).layout == sw.Layout.canonical(sw.Shape([2, 4]))
+
+
+def test_nested_dense_layout_round_trips_values_and_gradients(carrier):
+    layout = sw.Layout(sw.Shape([2, [3, 2]]), sw.Stride([6, [1, 3]]))
+    assert layout.is_compact() and not layout.is_canonical()
+    x = sw.Tensor.from_storage(native(np.linspace(0.1, 1.2, 12), carrier), layout)
+    y = x * x + sw.tanh(x)
+    assert y.layout == layout
+    np.testing.assert_allclose(y.numpy(), x.numpy() ** 2 + np.tanh(x.numpy()), rtol=1e-5)
+    y.sum().backward()
+    assert x.grad.layout == layout
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy() + 1 - np.tanh(x.numpy()) ** 2, rtol=1e-5)
