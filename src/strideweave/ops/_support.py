@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from ..carriers import CarrierKind, resolve, transfer
-from ..dtypes import DType
+from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
 from ..operation import Operation
@@ -204,20 +204,18 @@ def canonical(modes: tuple) -> Layout:
 
 
 def scalar_operand(value: Any, dtype, name: str) -> Any:
-    """Validate a Python scalar operand: it must not change the Tensor's dtype."""
-    if isinstance(value, bool):
-        if dtype is DType.Bool:
-            return value
-    elif isinstance(value, int):
-        if dtype.kind != "bool":
-            return value
-    elif isinstance(value, float):
-        if dtype.kind == "float":
-            return value
-    else:
+    """A Python or NumPy scalar operand, as a Python scalar of the result's kind.
+
+    Scalars are weak (one rule on every carrier, ``dtypes.result_type``): they
+    never widen the Tensor's dtype, and one of a higher kind lifts it to that
+    kind's default dtype (an Int32 Tensor times 0.5 is Float32). NumPy
+    scalars count as scalars, so ``x + np.float64(0.5)`` stays Float32.
+    """
+    scalar = as_python_scalar(value)
+    if scalar is None or isinstance(scalar, complex):
         raise TypeError(f"{name} expects Tensors or Python scalars, got {type(value).__name__}: {value!r}")
-    raise TypeError(f"{name}: the Python scalar {value!r} does not fit a {dtype!r} Tensor "
-                    "(scalars never change a Tensor's dtype)")
+    kind = result_type(dtype, scalar).kind  # OverflowError for an int out of the dtype's range
+    return float(scalar) if kind == "float" else int(scalar) if kind in ("int", "uint") else scalar
 
 
 def as_array_like(value: Any, like: Any, xp: Any) -> Any:
