@@ -96,3 +96,14 @@ def test_non_array_arguments_and_integer_arrays_pass_through():
     np.testing.assert_allclose(g, [2.0, 4.0, 6.0])
     g = jax.grad(lambda x, k: jnp.sum(jax_function(f)(x, k, 2.0, shift=1.0)))(x, k)
     np.testing.assert_allclose(g, [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("transform", ["grad_of_grad", "hessian", "jit_hessian"])
+def test_higher_order_differentiation_is_refused_by_name(transform):
+    f = jax_function(lambda x: sw.sum(x * x * x))
+    loss = lambda x: jnp.sum(f(x))  # noqa: E731
+    run = {"grad_of_grad": jax.grad(lambda x: jnp.sum(jax.grad(loss)(x))), "hessian": jax.hessian(loss),
+           "jit_hessian": jax.jit(jax.hessian(loss))}[transform]
+    with pytest.raises(RuntimeError, match=r"jax_function\(<lambda>\): StrideWeave gradients are first order"):
+        run(jnp.ones(3))
+    np.testing.assert_allclose(jax.grad(loss)(jnp.ones(3)), [3.0, 3.0, 3.0])  # first order still works

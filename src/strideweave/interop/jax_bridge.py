@@ -109,6 +109,8 @@ class _Bridge:
 
     # -- custom_vjp rules ------------------------------------------------------------------
     def fwd(self, *arrays):
+        # Only a higher-order derivative differentiates fwd itself: refuse it by name.
+        arrays = _first_order(self.name)(*arrays)
         return self.primal(*arrays), arrays
 
     def _wanted(self, arrays) -> list[int]:
@@ -152,6 +154,9 @@ class _Bridge:
         cts = (cts,) if self.single else tuple(cts)
         live = [ct for ct in cts if np.dtype(ct.dtype) == np.float32]
         wanted = self._wanted(arrays)
+        # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
+        values = _first_order(self.name)(*arrays, *live)
+        arrays, live = values[:len(arrays)], list(values[len(arrays):])
         if any(_is_tracer(v) for v in (*arrays, *live)):
             specs = tuple(jax.ShapeDtypeStruct(arrays[i].shape, np.float32) for i in wanted)
             grads = jax.pure_callback(functools.partial(self._host_vjp_numpy, len(arrays)), specs, *arrays, *live,
@@ -166,6 +171,22 @@ class _Bridge:
     def _host_vjp_numpy(self, count, *values):
         values = [np.asarray(v) for v in values]
         return tuple(np.asarray(g) for g in self.host_vjp(count, *values))
+
+
+def _first_order(name: str):
+    """The identity on arrays, with a JVP rule that refuses higher-order differentiation by name."""
+    jax = _jax()
+
+    @jax.custom_jvp
+    def identity(*values):
+        return values
+
+    @identity.defjvp
+    def refuse(primals, tangents):
+        raise RuntimeError(f"{name}: StrideWeave gradients are first order; differentiating them again "
+                           "(jax.hessian, jax.grad of jax.grad, forward mode over a gradient) is not supported")
+
+    return identity
 
 
 def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
