@@ -104,6 +104,6 @@ def test_higher_order_differentiation_is_refused_by_name(transform):
     loss = lambda x: jnp.sum(f(x))  # noqa: E731
     run = {"grad_of_grad": jax.grad(lambda x: jnp.sum(jax.grad(loss)(x))), "hessian": jax.hessian(loss),
            "jit_hessian": jax.jit(jax.hessian(loss))}[transform]
-    with pytest.raises(RuntimeError, match=r"jax_function\(<lambda>\): StrideWeave gradients are first order"):
+    with pytest.raises(RuntimeError, match=r"jax_function\(.*<lambda>\): StrideWeave gradients are first order"):
         run(jnp.ones(3))
     np.testing.assert_allclose(jax.grad(loss)(jnp.ones(3)), [3.0, 3.0, 3.0])  # first order still works
