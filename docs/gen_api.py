@@ -42,6 +42,9 @@ SECTIONS = [
      [getattr(sw_testing, n) for n in getattr(sw_testing, "__all__", ())]),
     ("8. Pictures", "strideweave.viz (import it explicitly: `from strideweave import viz`).",
      [getattr(sw_viz, n) for n in sw_viz.__all__]),
+    ("9. Interop with native autograd", "strideweave.interop (`sw.interop`): StrideWeave functions inside "
+     "torch.autograd and JAX, native torch / JAX functions inside StrideWeave graphs. See docs/interop.md.",
+     [getattr(sw.interop, n) for n in sw.interop.__all__]),
 ]
 
 
