@@ -14,3 +14,7 @@ from .jax_bridge import from_jax, jax_function
 from .torch_bridge import from_torch, torch_function
 
 __all__ = ["torch_function", "jax_function", "from_torch", "from_jax"]
+
+for _public in (torch_function, jax_function, from_torch, from_jax):
+    _public.__module__ = __name__  # documented and shown as sw.interop.<name>
+del _public

@@ -190,7 +190,7 @@ def _first_order(name: str):
 
 
 def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
-    """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` handle.
+    """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` accept.
 
     Positional JAX (and NumPy) arrays reach ``fn`` as StrideWeave Tensors;
     every other argument passes through unchanged (a constant under ``jax.jit``).
