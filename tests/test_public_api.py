@@ -25,6 +25,10 @@ PUBLIC = {
     "expm1", "floor", "floor_divide", "hypot", "isfinite", "isinf", "isnan", "log1p", "log2", "log10",
     "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "nextafter", "positive", "pow",
     "reciprocal", "remainder", "round", "sign", "signbit", "sinh", "square", "tan", "trunc",
+    "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
+    "count_nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "take",
+    "take_along_axis", "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu",
+    "diff", "std", "var", "vecdot",
 }
 
 

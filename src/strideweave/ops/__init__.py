@@ -7,6 +7,9 @@ from .elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh
                           logical_not, logical_or, logical_xor, maximum, minimum, multiply, negative, nextafter,
                           not_equal, positive, pow, power, reciprocal, remainder, round, sign, signbit, sin, sinh,
                           sqrt, square, subtract, tan, tanh, trunc)
+from .arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cumulative_sum, diff, expand_dims,
+                     flip, moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, std, take, take_along_axis,
+                     tile, tril, triu, unique_all, unique_counts, unique_inverse, unique_values, var, vecdot)
 from .linalg import matmul, tensordot
 from .manipulation import astype, clip, concat, copy, detach, stack, where
 from .reduction import max, mean, min, prod, sum
@@ -24,5 +27,9 @@ __all__ = [
         "expm1", "floor", "floor_divide", "hypot", "isfinite", "isinf", "isnan", "log1p", "log2", "log10",
         "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "nextafter", "positive", "pow",
         "reciprocal", "remainder", "round", "sign", "signbit", "sinh", "square", "tan", "trunc",
+        "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
+        "count_nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "take",
+        "take_along_axis", "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu",
+        "diff", "std", "var", "vecdot",
     )),
 ]

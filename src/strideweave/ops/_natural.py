@@ -1,0 +1,159 @@
+"""Operations written over natural arrays: one axis per top-level mode, first mode first.
+
+The Array API functions that work along an axis (sort, cumulative sums,
+take, flip, linalg, ...) are easiest to state, and to check against the
+standard, on the arrays a user sees. A :class:`Natural` operation reads each
+Tensor operand as such an array (nested modes merged, as ``to_array`` does),
+runs a rule ``forward(xp, *arrays, **params) -> (out, saved)`` and a rule
+``vjp(xp, g, saved, *arrays, **params) -> grads`` in the same terms. Results
+are row-major Tensors (the C-ordered array is their storage, no transpose);
+gradients go back through the shared ``Primitive.cotangents``.
+
+Functions with several outputs (eigh, svd, qr, slogdet) record one node
+whose result packs the outputs flat; :func:`unpack` hands each out through a
+differentiable slice, so an unused output contributes a zero cotangent.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable
+
+from ..layout import Layout
+from ..tensor import Tensor
+from ._support import Primitive, mode_operand, place, wrap
+
+__all__ = ["Natural", "natural_op", "natural", "row_major", "unpack"]
+
+
+@lru_cache(maxsize=1024)
+def row_major(shape: tuple) -> Layout:
+    """The compact layout whose storage is a C-ordered array of ``shape`` (last mode fastest)."""
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return Layout._trusted(tuple(shape), tuple(reversed(strides)))
+
+
+def natural(tensor: Tensor, kind) -> Any:
+    """``tensor``'s values as a native array with one axis per top-level mode, first mode first."""
+    values = mode_operand(tensor, kind)
+    if values.ndim < 2:
+        return values
+    return kind.namespace.permute_dims(values, tuple(range(values.ndim - 1, -1, -1)))
+
+
+def wrap_natural(values: Any, kind) -> Tensor:
+    """A row-major Tensor holding the native array ``values`` (axes = top-level modes)."""
+    return wrap(values, row_major(tuple(int(n) for n in values.shape)), kind)
+
+
+def _to_rev(grad: Any, target: Tensor, xp: Any) -> Any:
+    """A natural-axes gradient as ``target``'s rev array (the form ``cotangents`` takes)."""
+    if grad.ndim > 1:
+        grad = xp.permute_dims(grad, tuple(range(grad.ndim - 1, -1, -1)))
+    leaves = target._layout.rev_leaf_shape
+    return grad if tuple(grad.shape) == leaves else xp.reshape(grad, leaves)
+
+
+class Natural(Primitive):
+    """Base of natural-axes operations; subclasses are made by :func:`natural_op`.
+
+    ``saved`` holds (params, whatever the forward rule kept); the inputs are
+    read again at backward only when the rule says its VJP needs them.
+    """
+
+    __slots__ = ()
+    reads_inputs = True
+
+    def forward(self, *tensors: Tensor, params: dict, options=None) -> Tensor:
+        kind = place(tensors, options)
+        arrays = [natural(t, kind) for t in tensors]
+        out, kept = self.forward_rule(kind.namespace, *arrays, **params)
+        self.place = kind
+        self.saved = (params, kept)
+        return wrap_natural(out, kind)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        xp = kind.namespace
+        params, kept = self.saved
+        arrays = [natural(t, kind) for t in self._inputs] if self.reads_inputs else ()
+        grads = self.vjp_rule(xp, natural(gradient, kind), kept, *arrays, **params)
+        return self.cotangents(tuple(None if g is None else _to_rev(g, t, xp)
+                                     for g, t in zip(grads, self._inputs)))
+
+
+def _no_vjp(self, gradient: Tensor) -> tuple:
+    return (None,) * len(self._inputs)
+
+
+def natural_op(name: str, forward: Callable, vjp: Callable | None = None, *, reads_inputs: bool = True) -> type:
+    """A :class:`Natural` operation class from its two rules (``vjp=None``: not differentiable)."""
+    attrs = {"__slots__": (), "forward_rule": staticmethod(forward), "reads_inputs": reads_inputs}
+    if vjp is None:
+        attrs["backward"] = _no_vjp
+    else:
+        attrs["vjp_rule"] = staticmethod(vjp)
+    return type("".join(part.title() for part in name.split("_")), (Natural,), attrs)
+
+
+# ----- several outputs through one node ------------------------------------------------------------
+
+def _pack_forward(rule):
+    def forward(xp, *arrays, **params):
+        outs, kept = rule(xp, *arrays, **params)
+        shapes = tuple(tuple(int(n) for n in out.shape) for out in outs)
+        flat = xp.concat([xp.reshape(out, (-1,)) for out in outs], axis=0)
+        return flat, (shapes, outs, kept)
+    return forward
+
+
+def _pack_vjp(rule):
+    def vjp(xp, g, saved, *arrays, **params):
+        shapes, outs, kept = saved
+        parts, start = [], 0
+        for shape in shapes:
+            size = 1
+            for extent in shape:
+                size *= extent
+            parts.append(xp.reshape(g[start:start + size], shape))
+            start += size
+        return rule(xp, parts, outs, kept, *arrays, **params)
+    return vjp
+
+
+def packed_op(name: str, forward: Callable, vjp: Callable, *, reads_inputs: bool = False) -> type:
+    """A multi-output operation: ``forward -> (outputs, kept)``, ``vjp(xp, gs, outs, kept, *arrays)``."""
+    return natural_op(name, _pack_forward(forward), _pack_vjp(vjp), reads_inputs=reads_inputs)
+
+
+def _part_forward(xp, flat, *, start, shape):
+    size = 1
+    for extent in shape:
+        size *= extent
+    return xp.reshape(flat[start:start + size], shape), (flat.shape[0], size)
+
+
+def _part_vjp(xp, g, kept, *, start, shape):
+    total, size = kept
+    flat = xp.reshape(g, (size,))
+    pieces = [xp.zeros((start,), dtype=g.dtype, device=getattr(g, "device", None)), flat,
+              xp.zeros((total - start - size,), dtype=g.dtype, device=getattr(g, "device", None))]
+    return (xp.concat(pieces, axis=0),)
+
+
+_Part = natural_op("part", _part_forward, _part_vjp, reads_inputs=False)
+
+
+def unpack(packed: Tensor, shapes: tuple) -> tuple[Tensor, ...]:
+    """The outputs a packed operation computed, each a differentiable slice of ``packed``."""
+    outs, start = [], 0
+    for shape in shapes:
+        outs.append(_Part()(packed, params={"start": start, "shape": tuple(shape)}))
+        size = 1
+        for extent in shape:
+            size *= extent
+        start += size
+    return tuple(outs)

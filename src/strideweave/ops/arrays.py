@@ -1,0 +1,633 @@
+"""The Array API's functions along axes, with their VJPs: cumulative, sorting, selecting, shaping, statistics.
+
+Every function takes the standard's own signature (``axis=``, ``keepdims=``,
+``correction=``, ``stable=``, ``descending=``, ...) and counts axes as
+top-level modes. Rules are written on natural arrays (see ``_natural``):
+``forward(xp, *arrays, **params) -> (out, kept)`` and ``vjp(xp, g, kept,
+*arrays, **params) -> one gradient per input``. Integer results (argsort,
+argmax, searchsorted, nonzero, unique_*, count_nonzero) are computed forward
+only and are never differentiable.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import namedtuple
+from typing import Any
+
+from ..carriers import transfer
+from ..tensor import Tensor
+from ._natural import natural, natural_op, wrap_natural
+from ._support import place
+
+__all__ = [
+    "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
+    "count_nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "take", "take_along_axis",
+    "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu", "diff", "std", "var",
+    "vecdot",
+]
+
+
+# ----- argument checks ---------------------------------------------------------------------------------
+
+def _tensor(x: Any, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
+    return x
+
+
+def _axis(axis: Any, ndim: int, name: str) -> int:
+    try:
+        index = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}") from None
+    if isinstance(axis, bool) or not -ndim <= index < ndim:
+        raise IndexError(f"{name}: axis {axis!r} is out of range for an array with {ndim} axes")
+    return index % ndim
+
+
+def _axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
+    """``None`` (every axis), an int or a tuple of distinct ints, normalised and sorted."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(_axis(a, ndim, name) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: axis {axis!r} names an axis twice")
+    return tuple(sorted(axes))
+
+
+def _float_only(x: Tensor, name: str) -> None:
+    if x._dtype.kind != "float":
+        raise TypeError(f"{name} expects a floating-point Tensor, got dtype {x._dtype!r}")
+
+
+def _run(op_class, tensors, options, **params) -> Tensor:
+    return op_class()(*tensors, params=params, options=options)
+
+
+def _forward_only(fn, *tensors: Tensor, options=None):
+    """Run ``fn(xp, *natural arrays)`` (non-differentiable results) and wrap every array it returns."""
+    kind = place(tensors, options)
+    out = fn(kind.namespace, *[natural(t, kind) for t in tensors])
+    if isinstance(out, tuple):
+        return tuple(wrap_natural(o, kind) for o in out)
+    return wrap_natural(out, kind)
+
+
+def _like(xp, values, shape, fill=0):
+    return xp.full(shape, fill, dtype=values.dtype, device=getattr(values, "device", None))
+
+
+def _rev_cumsum(xp, g, axis):
+    """sum_{j >= i} g_j along ``axis``: the VJP of a cumulative sum."""
+    return xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+def _sum_to(xp, grad, shape):
+    """Sum a broadcast gradient back to ``shape`` (leading axes and stretched extent-1 axes)."""
+    extra = grad.ndim - len(shape)
+    if extra:
+        grad = xp.sum(grad, axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return xp.sum(grad, axis=stretched, keepdims=True) if stretched else grad
+
+
+def _one_hot(xp, indices, n, dtype):
+    """``indices[..., None] == arange(n)`` as ``dtype`` (negative indices counted from the end)."""
+    indices = xp.where(indices < 0, indices + n, indices)
+    return xp.astype(indices[..., None] == xp.arange(n, device=getattr(indices, "device", None)), dtype)
+
+
+# ----- cumulative sums and products -------------------------------------------------------------
+
+def _cumsum_forward(xp, a, *, axis, include_initial):
+    out = xp.cumulative_sum(a, axis=axis)
+    if include_initial:
+        shape = list(a.shape)
+        shape[axis] = 1
+        out = xp.concat([_like(xp, a, tuple(shape)), out], axis=axis)
+    return out, None
+
+
+def _cumsum_vjp(xp, g, kept, *, axis, include_initial):
+    if include_initial:
+        g = xp.moveaxis(xp.moveaxis(g, axis, 0)[1:, ...], 0, axis)
+    return (_rev_cumsum(xp, g, axis),)
+
+
+def _cumprod_forward(xp, a, *, axis, include_initial):
+    out = xp.cumulative_prod(a, axis=axis)
+    full = out
+    if include_initial:
+        shape = list(a.shape)
+        shape[axis] = 1
+        full = xp.concat([_like(xp, a, tuple(shape), 1), out], axis=axis)
+    return full, out
+
+
+def _cumprod_vjp(xp, g, out, a, *, axis, include_initial):
+    if include_initial:
+        g = xp.moveaxis(xp.moveaxis(g, axis, 0)[1:, ...], 0, axis)
+    if not bool(xp.any(a == 0)):
+        return (_rev_cumsum(xp, g * out, axis) / a,)
+    # With zeros, d out_j / d a_i is the product of a_k (k <= j, k != i): build it for every (i, j).
+    am, gm = xp.moveaxis(a, axis, -1), xp.moveaxis(g, axis, -1)
+    n = am.shape[-1]
+    eye = xp.eye(n, dtype=xp.bool, device=getattr(a, "device", None))
+    others = xp.cumulative_prod(xp.where(eye, xp.ones_like(am)[..., None, :], am[..., None, :]), axis=-1)
+    upper = xp.triu(xp.ones((n, n), dtype=a.dtype, device=getattr(a, "device", None)))
+    grad = xp.sum(others * gm[..., None, :] * upper, axis=-1)
+    return (xp.moveaxis(grad, -1, axis),)
+
+
+_CumulativeSum = natural_op("cumulative_sum", _cumsum_forward, _cumsum_vjp, reads_inputs=False)
+_CumulativeProd = natural_op("cumulative_prod", _cumprod_forward, _cumprod_vjp)
+
+
+def _cumulative(op_class, name, x, axis, dtype, include_initial, options):
+    x = _tensor(x, name)
+    ndim = len(x._layout.mode_sizes)
+    if axis is None:
+        if ndim != 1:
+            raise ValueError(f"{name}: axis is required for an array with {ndim} axes")
+        axis = 0
+    if dtype is not None and dtype is not x._dtype:
+        from .manipulation import astype
+
+        x = astype(x, dtype, options=options)
+    return _run(op_class, (x,), options, axis=_axis(axis, ndim, name), include_initial=bool(include_initial))
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, options=None) -> Tensor:
+    """Cumulative sum along ``axis`` (optionally starting with 0); the VJP is a reversed cumulative sum."""
+    return _cumulative(_CumulativeSum, "cumulative_sum", x, axis, dtype, include_initial, options)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False, options=None) -> Tensor:
+    """Cumulative product along ``axis``; the VJP is exact at zeros too (products of the other factors)."""
+    return _cumulative(_CumulativeProd, "cumulative_prod", x, axis, dtype, include_initial, options)
+
+
+# ----- sorting and searching ----------------------------------------------------------------------
+
+def _sort_forward(xp, a, *, axis, descending, stable):
+    order = xp.argsort(a, axis=axis, descending=descending, stable=stable)
+    return xp.take_along_axis(a, order, axis=axis), order
+
+
+def _sort_vjp(xp, g, order, *, axis, descending, stable):
+    # Each input element went to one output position: send the cotangent back through the inverse permutation.
+    return (xp.take_along_axis(g, xp.argsort(order, axis=axis), axis=axis),)
+
+
+_Sort = natural_op("sort", _sort_forward, _sort_vjp, reads_inputs=False)
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True, options=None) -> Tensor:
+    """Sorted copy along ``axis``; each element's gradient follows it to its sorted position."""
+    x = _tensor(x, "sort")
+    axis = _axis(axis, len(x._layout.mode_sizes), "sort")
+    return _run(_Sort, (x,), options, axis=axis, descending=bool(descending), stable=bool(stable))
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True, options=None) -> Tensor:
+    """Indices that sort ``x`` along ``axis`` (not differentiable)."""
+    x = _tensor(x, "argsort")
+    axis = _axis(axis, len(x._layout.mode_sizes), "argsort")
+    return _forward_only(lambda xp, a: xp.argsort(a, axis=axis, descending=descending, stable=stable), x,
+                         options=options)
+
+
+def _arg_extremum(name, x, axis, keepdims, options):
+    x = _tensor(x, name)
+    ndim = len(x._layout.mode_sizes)
+    if axis is not None:
+        axis = _axis(axis, ndim, name)
+    if x._layout.size == 0:
+        raise ValueError(f"{name} of an empty array (shape {tuple(x._layout.mode_sizes)}) is undefined")
+    return _forward_only(lambda xp, a: getattr(xp, name)(a, axis=axis, keepdims=keepdims), x, options=options)
+
+
+def argmax(x, /, *, axis=None, keepdims=False, options=None) -> Tensor:
+    """Index of the first maximum along ``axis`` (None: of the flattened array); not differentiable."""
+    return _arg_extremum("argmax", x, axis, keepdims, options)
+
+
+def argmin(x, /, *, axis=None, keepdims=False, options=None) -> Tensor:
+    """Index of the first minimum along ``axis`` (None: of the flattened array); not differentiable."""
+    return _arg_extremum("argmin", x, axis, keepdims, options)
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None, options=None) -> Tensor:
+    """Insertion indices of ``x2`` into the sorted 1-D ``x1`` (not differentiable)."""
+    x1, x2 = _tensor(x1, "searchsorted"), _tensor(x2, "searchsorted")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if len(x1._layout.mode_sizes) != 1:
+        raise ValueError(f"searchsorted: x1 must be 1-D, got shape {tuple(x1._layout.mode_sizes)}")
+    tensors = (x1, x2) if sorter is None else (x1, x2, _tensor(sorter, "searchsorted"))
+    return _forward_only(lambda xp, a, v, *s: xp.searchsorted(a, v, side=side, sorter=s[0] if s else None),
+                         *tensors, options=options)
+
+
+def nonzero(x, /, *, options=None) -> tuple[Tensor, ...]:
+    """One index array per axis for the non-zero elements (a data-dependent shape; not differentiable)."""
+    x = _tensor(x, "nonzero")
+    if not x._layout.mode_sizes:
+        raise ValueError("nonzero does not accept a 0-d array")
+    return _forward_only(lambda xp, a: tuple(xp.nonzero(a)), x, options=options)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False, options=None) -> Tensor:
+    """Number of non-zero elements over ``axis`` (not differentiable)."""
+    x = _tensor(x, "count_nonzero")
+    axes = _axes(axis, len(x._layout.mode_sizes), "count_nonzero")
+    return _forward_only(lambda xp, a: xp.count_nonzero(a, axis=axes, keepdims=keepdims), x, options=options)
+
+
+UniqueAll = namedtuple("UniqueAll", ["values", "indices", "inverse_indices", "counts"])
+UniqueCounts = namedtuple("UniqueCounts", ["values", "counts"])
+UniqueInverse = namedtuple("UniqueInverse", ["values", "inverse_indices"])
+
+
+def unique_all(x, /, *, options=None) -> UniqueAll:
+    """Unique values, first indices, inverse indices and counts (not differentiable)."""
+    return UniqueAll(*_forward_only(lambda xp, a: tuple(xp.unique_all(a)), _tensor(x, "unique_all"),
+                                    options=options))
+
+
+def unique_counts(x, /, *, options=None) -> UniqueCounts:
+    """Unique values and their counts (not differentiable)."""
+    return UniqueCounts(*_forward_only(lambda xp, a: tuple(xp.unique_counts(a)), _tensor(x, "unique_counts"),
+                                       options=options))
+
+
+def unique_inverse(x, /, *, options=None) -> UniqueInverse:
+    """Unique values and the indices that rebuild ``x`` from them (not differentiable)."""
+    return UniqueInverse(*_forward_only(lambda xp, a: tuple(xp.unique_inverse(a)), _tensor(x, "unique_inverse"),
+                                        options=options))
+
+
+def unique_values(x, /, *, options=None) -> Tensor:
+    """The unique values of ``x``, sorted (not differentiable)."""
+    return _forward_only(lambda xp, a: xp.unique_values(a), _tensor(x, "unique_values"), options=options)
+
+
+# ----- selecting: take, take_along_axis ------------------------------------------------------------
+
+def _take_forward(xp, a, indices, *, axis):
+    return xp.take(a, indices, axis=axis), (a.shape[axis], indices)
+
+
+def _take_vjp(xp, g, kept, *, axis):
+    n, indices = kept
+    # Duplicated indices must accumulate: a one-hot product sums them (the standard has no scatter-add).
+    hot = _one_hot(xp, indices, n, g.dtype)                                   # (k, n)
+    grad = xp.matmul(xp.moveaxis(g, axis, -1), hot)                           # (..., n)
+    return xp.moveaxis(grad, -1, axis), None
+
+
+_Take = natural_op("take", _take_forward, _take_vjp, reads_inputs=False)
+
+
+def _check_indices(x: Tensor, indices: Any, name: str) -> Tensor:
+    indices = _tensor(indices, name)
+    if indices._dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{name}: indices must have an integer dtype, got {indices._dtype!r}")
+    return _follow(indices, x)
+
+
+def _follow(data: Tensor, x: Tensor) -> Tensor:
+    """Index data (never differentiable) moved onto ``x``'s carrier when it lives elsewhere."""
+    here, there = place((data,), None), place((x,), None)
+    if here == there:
+        return data
+    return wrap_natural(transfer(natural(data, here), there), there)
+
+
+def take(x, indices, /, *, axis=None, options=None) -> Tensor:
+    """Elements of ``x`` at ``indices`` (1-D) along ``axis``; repeated indices accumulate their gradients."""
+    x = _tensor(x, "take")
+    ndim = len(x._layout.mode_sizes)
+    if axis is None:
+        if ndim != 1:
+            raise ValueError(f"take: axis is required for an array with {ndim} axes")
+        axis = 0
+    axis = _axis(axis, ndim, "take")
+    indices = _check_indices(x, indices, "take")
+    if len(indices._layout.mode_sizes) != 1:
+        raise ValueError(f"take: indices must be 1-D, got shape {tuple(indices._layout.mode_sizes)}")
+    extent = x._layout.mode_sizes[axis]
+    values = indices.numpy()
+    if values.size and (values.max() >= extent or values.min() < -extent):
+        raise IndexError(f"take: indices {values.tolist()} out of range for axis {axis} of extent {extent}")
+    return _run(_Take, (x, indices), options, axis=axis)
+
+
+def _take_along_forward(xp, a, indices, *, axis):
+    if xp.__name__.endswith("torch") and indices.dtype != xp.int64:
+        indices = xp.astype(indices, xp.int64)  # torch.take_along_dim takes int64 indices only
+    return xp.take_along_axis(a, indices, axis=axis), (a.shape, indices)
+
+
+def _take_along_vjp(xp, g, kept, *, axis):
+    shape, indices = kept
+    hot = _one_hot(xp, xp.moveaxis(indices, axis, -1), shape[axis], g.dtype)  # (..., k, n)
+    grad = xp.sum(xp.moveaxis(g, axis, -1)[..., None] * hot, axis=-2)       # (..., n)
+    return _sum_to(xp, xp.moveaxis(grad, -1, axis), shape), None
+
+
+_TakeAlongAxis = natural_op("take_along_axis", _take_along_forward, _take_along_vjp, reads_inputs=False)
+
+
+def take_along_axis(x, indices, /, *, axis=-1, options=None) -> Tensor:
+    """``x`` picked by ``indices`` along ``axis`` (as NumPy); repeated indices accumulate their gradients."""
+    x = _tensor(x, "take_along_axis")
+    ndim = len(x._layout.mode_sizes)
+    axis = _axis(axis, ndim, "take_along_axis")
+    indices = _check_indices(x, indices, "take_along_axis")
+    if len(indices._layout.mode_sizes) != ndim:
+        raise ValueError(f"take_along_axis: indices of shape {tuple(indices._layout.mode_sizes)} need as many axes "
+                         f"as x of shape {tuple(x._layout.mode_sizes)}")
+    extent = x._layout.mode_sizes[axis]
+    values = indices.numpy()
+    if values.size and (values.max() >= extent or values.min() < -extent):
+        raise IndexError(f"take_along_axis: indices out of range for axis {axis} of extent {extent} "
+                         f"(min {values.min()}, max {values.max()})")
+    return _run(_TakeAlongAxis, (x, indices), options, axis=axis)
+
+
+# ----- shaping: flip, roll, repeat, tile, squeeze, expand_dims, moveaxis, tril, triu, diff --------------
+
+_Flip = natural_op("flip", lambda xp, a, *, axis: (xp.flip(a, axis=axis), None),
+                   lambda xp, g, kept, *, axis: (xp.flip(g, axis=axis),), reads_inputs=False)
+_Roll = natural_op("roll", lambda xp, a, *, shift, axis: (xp.roll(a, shift, axis=axis), None),
+                   lambda xp, g, kept, *, shift, axis: (xp.roll(g, _negate(shift), axis=axis),), reads_inputs=False)
+_Reshape = natural_op("reshape_c", lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape),
+                      lambda xp, g, kept, *, shape: (xp.reshape(g, kept),), reads_inputs=False)
+_Moveaxis = natural_op("moveaxis", lambda xp, a, *, source, destination: (xp.moveaxis(a, source, destination), None),
+                       lambda xp, g, kept, *, source, destination: (xp.moveaxis(g, destination, source),),
+                       reads_inputs=False)
+_Tril = natural_op("tril", lambda xp, a, *, k: (xp.tril(a, k=k), None),
+                   lambda xp, g, kept, *, k: (xp.tril(g, k=k),), reads_inputs=False)
+_Triu = natural_op("triu", lambda xp, a, *, k: (xp.triu(a, k=k), None),
+                   lambda xp, g, kept, *, k: (xp.triu(g, k=k),), reads_inputs=False)
+
+
+def _negate(shift):
+    return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+
+
+def flip(x, /, *, axis=None, options=None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (None: every axis)."""
+    x = _tensor(x, "flip")
+    return _run(_Flip, (x,), options, axis=_axes(axis, len(x._layout.mode_sizes), "flip"))
+
+
+def roll(x, /, shift, *, axis=None, options=None) -> Tensor:
+    """Shift elements cyclically along ``axis`` (None: over the flattened array, C order)."""
+    x = _tensor(x, "roll")
+    ndim = len(x._layout.mode_sizes)
+    if isinstance(shift, (tuple, list)):
+        shift = tuple(operator.index(s) for s in shift)
+    else:
+        shift = operator.index(shift)
+    if axis is not None:
+        axis = tuple(_axis(a, ndim, "roll") for a in axis) if isinstance(axis, (tuple, list)) \
+            else _axis(axis, ndim, "roll")
+        if isinstance(shift, tuple) != isinstance(axis, tuple) or \
+                (isinstance(shift, tuple) and len(shift) != len(axis)):
+            raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must be both ints or tuples of one length")
+    elif isinstance(shift, tuple):
+        raise ValueError(f"roll: a tuple shift {shift!r} needs a tuple axis")
+    return _run(_Roll, (x,), options, shift=shift, axis=axis)
+
+
+def _c_reshape(x: Tensor, shape: tuple, options) -> Tensor:
+    return _run(_Reshape, (x,), options, shape=tuple(shape))
+
+
+def squeeze(x, /, axis, *, options=None) -> Tensor:
+    """Remove extent-1 axes (``axis``: an int or tuple; a non-1 extent is a ValueError)."""
+    x = _tensor(x, "squeeze")
+    shape = x._layout.mode_sizes
+    axes = _axes(axis, len(shape), "squeeze")
+    for a in axes:
+        if shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has extent {shape[a]} in shape {tuple(shape)}, expected 1")
+    return _c_reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes), options)
+
+
+def expand_dims(x, /, *, axis=0, options=None) -> Tensor:
+    """Insert an extent-1 axis at ``axis`` (counted in the result, -ndim-1 <= axis <= ndim)."""
+    x = _tensor(x, "expand_dims")
+    shape = tuple(x._layout.mode_sizes)
+    axis = _axis(axis, len(shape) + 1, "expand_dims")
+    return _c_reshape(x, shape[:axis] + (1,) + shape[axis:], options)
+
+
+def moveaxis(x, source, destination, /, *, options=None) -> Tensor:
+    """Move axes ``source`` to positions ``destination`` (ints or equal-length tuples)."""
+    x = _tensor(x, "moveaxis")
+    ndim = len(x._layout.mode_sizes)
+    src = tuple(_axis(a, ndim, "moveaxis") for a in (source if isinstance(source, (tuple, list)) else (source,)))
+    dst = tuple(_axis(a, ndim, "moveaxis")
+                for a in (destination if isinstance(destination, (tuple, list)) else (destination,)))
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must be distinct axes of "
+                         "one length")
+    return _run(_Moveaxis, (x,), options, source=src, destination=dst)
+
+
+def tril(x, /, *, k=0, options=None) -> Tensor:
+    """Lower triangle of the last two axes (elements above diagonal ``k`` zeroed)."""
+    x = _tensor(x, "tril")
+    if len(x._layout.mode_sizes) < 2:
+        raise ValueError(f"tril needs at least 2 axes, got shape {tuple(x._layout.mode_sizes)}")
+    return _run(_Tril, (x,), options, k=operator.index(k))
+
+
+def triu(x, /, *, k=0, options=None) -> Tensor:
+    """Upper triangle of the last two axes (elements below diagonal ``k`` zeroed)."""
+    x = _tensor(x, "triu")
+    if len(x._layout.mode_sizes) < 2:
+        raise ValueError(f"triu needs at least 2 axes, got shape {tuple(x._layout.mode_sizes)}")
+    return _run(_Triu, (x,), options, k=operator.index(k))
+
+
+def _repeat_forward(xp, a, *counts, axis, repeats):
+    if axis is None:
+        a = xp.reshape(a, (-1,))
+    reps = counts[0] if counts else repeats
+    out = xp.repeat(a, reps, axis=0 if axis is None else axis)
+    return out, None
+
+
+def _repeat_vjp(xp, g, kept, a, *counts, axis, repeats):
+    source = xp.reshape(a, (-1,)) if axis is None else a
+    ax = 0 if axis is None else axis
+    n = source.shape[ax]
+    reps = counts[0] if counts else repeats
+    positions = xp.repeat(xp.arange(n, device=getattr(a, "device", None)), reps, axis=0)
+    hot = _one_hot(xp, positions, n, g.dtype)                                 # (total, n)
+    grad = xp.moveaxis(xp.matmul(xp.moveaxis(g, ax, -1), hot), -1, ax)
+    return (xp.reshape(grad, a.shape),) + (None,) * len(counts)
+
+
+_Repeat = natural_op("repeat", _repeat_forward, _repeat_vjp)
+
+
+def repeat(x, repeats, /, *, axis=None, options=None) -> Tensor:
+    """Repeat each element ``repeats`` times (an int or a 1-D integer Tensor) along ``axis`` (None: flattened)."""
+    x = _tensor(x, "repeat")
+    ndim = len(x._layout.mode_sizes)
+    if axis is not None:
+        axis = _axis(axis, ndim, "repeat")
+    if isinstance(repeats, Tensor):
+        if repeats._dtype.kind not in ("int", "uint"):
+            raise TypeError(f"repeat: repeats must have an integer dtype, got {repeats._dtype!r}")
+        return _run(_Repeat, (x, _follow(repeats, x)), options, axis=axis, repeats=None)
+    repeats = operator.index(repeats)
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be >= 0, got {repeats}")
+    return _run(_Repeat, (x,), options, axis=axis, repeats=repeats)
+
+
+def _tile_forward(xp, a, *, reps):
+    return xp.tile(a, reps), a.shape
+
+
+def _tile_vjp(xp, g, shape, *, reps):
+    full = (1,) * (len(reps) - len(shape)) + tuple(shape)
+    reps = (1,) * (len(full) - len(reps)) + tuple(reps)
+    split = tuple(n for pair in zip(reps, full) for n in pair)              # (r0, n0, r1, n1, ...)
+    grad = xp.sum(xp.reshape(g, split), axis=tuple(range(0, len(split), 2)))
+    return (xp.reshape(grad, shape),)
+
+
+_Tile = natural_op("tile", _tile_forward, _tile_vjp, reads_inputs=False)
+
+
+def tile(x, repetitions, /, *, options=None) -> Tensor:
+    """Repeat the whole array ``repetitions[i]`` times along each axis; copies' gradients add up."""
+    x = _tensor(x, "tile")
+    reps = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be >= 0, got {reps}")
+    return _run(_Tile, (x,), options, reps=reps)
+
+
+def _diff_forward(xp, *arrays, axis, n):
+    a = xp.concat(arrays, axis=axis) if len(arrays) > 1 else arrays[0]
+    for _ in range(n):
+        a = xp.moveaxis(xp.moveaxis(a, axis, 0)[1:, ...] - xp.moveaxis(a, axis, 0)[:-1, ...], 0, axis)
+    return a, tuple(array.shape[axis] for array in arrays)
+
+
+def _diff_vjp(xp, g, extents, *, axis, n):
+    g = xp.moveaxis(g, axis, 0)
+    for _ in range(n):
+        zero = xp.zeros_like(g[:1, ...])
+        g = xp.concat([zero, g], axis=0) - xp.concat([g, zero], axis=0)
+    grads, start = [], 0
+    for extent in extents:
+        grads.append(xp.moveaxis(g[start:start + extent, ...], 0, axis))
+        start += extent
+    return tuple(grads)
+
+
+_Diff = natural_op("diff", _diff_forward, _diff_vjp, reads_inputs=False)
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None, options=None) -> Tensor:
+    """The ``n``-th forward difference along ``axis``, after joining ``prepend`` and ``append`` (Tensors)."""
+    x = _tensor(x, "diff")
+    ndim = len(x._layout.mode_sizes)
+    axis = _axis(axis, ndim, "diff")
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: n must be >= 0, got {n}")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    for part in parts:
+        _tensor(part, "diff")
+        shape = part._layout.mode_sizes
+        if len(shape) != ndim or any(a != b for i, (a, b) in enumerate(zip(shape, x._layout.mode_sizes))
+                                     if i != axis):
+            raise ValueError(f"diff: prepend/append of shape {tuple(shape)} does not fit x of shape "
+                             f"{tuple(x._layout.mode_sizes)} outside axis {axis}")
+    return _run(_Diff, tuple(parts), options, axis=axis, n=n)
+
+
+# ----- statistics: var, std ------------------------------------------------------------------------
+
+def _moments(xp, a, axes, correction):
+    count = 1
+    for ax in axes:
+        count *= a.shape[ax]
+    centred = a - xp.mean(a, axis=axes, keepdims=True)
+    return centred, xp.sum(centred * centred, axis=axes, keepdims=True) / (count - correction), count - correction
+
+
+def _var_forward(xp, a, *, axes, correction, keepdims, root):
+    centred, var, dof = _moments(xp, a, axes, correction)
+    out = xp.sqrt(var) if root else var
+    return (out if keepdims else xp.reshape(out, tuple(n for i, n in enumerate(a.shape) if i not in axes))), \
+        (centred, out, dof)
+
+
+def _var_vjp(xp, g, kept, *, axes, correction, keepdims, root):
+    centred, out, dof = kept
+    g = xp.reshape(g, out.shape)  # reduced axes back as extent 1
+    # d var = 2 (x - mean) / dof; d std = d var / (2 std)
+    return (g * centred / (dof * out) if root else g * (2 * centred) / dof,)
+
+
+_Var = natural_op("var", _var_forward, _var_vjp, reads_inputs=False)
+
+
+def _statistic(name, x, axis, correction, keepdims, options, root):
+    x = _tensor(x, name)
+    _float_only(x, name)
+    axes = _axes(axis, len(x._layout.mode_sizes), name)
+    correction = float(correction)
+    if correction < 0:
+        raise ValueError(f"{name}: correction must be >= 0, got {correction}")
+    return _run(_Var, (x,), options, axes=axes, correction=correction, keepdims=bool(keepdims), root=root)
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False, options=None) -> Tensor:
+    """Variance over ``axis`` with ``correction`` degrees of freedom removed (1: the sample variance)."""
+    return _statistic("var", x, axis, correction, keepdims, options, False)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False, options=None) -> Tensor:
+    """Standard deviation over ``axis`` with ``correction`` degrees of freedom removed."""
+    return _statistic("std", x, axis, correction, keepdims, options, True)
+
+
+# ----- vecdot --------------------------------------------------------------------------------------
+
+def _vecdot_forward(xp, a, b, *, axis):
+    return xp.sum(a * b, axis=axis), None
+
+
+def _vecdot_vjp(xp, g, kept, a, b, *, axis):
+    g = xp.expand_dims(g, axis=axis)
+    return _sum_to(xp, g * b, a.shape), _sum_to(xp, g * a, b.shape)
+
+
+_Vecdot = natural_op("vecdot", _vecdot_forward, _vecdot_vjp)
+
+
+def vecdot(x1, x2, /, *, axis=-1, options=None) -> Tensor:
+    """Dot products along ``axis`` (a negative axis of the broadcast shape), broadcasting the other axes."""
+    x1, x2 = _tensor(x1, "vecdot"), _tensor(x2, "vecdot")
+    s1, s2 = tuple(x1._layout.mode_sizes), tuple(x2._layout.mode_sizes)
+    ndim = max(len(s1), len(s2))
+    index = operator.index(axis)
+    if not -min(len(s1), len(s2)) <= index < 0:
+        raise IndexError(f"vecdot: axis {axis!r} must be negative and within both shapes {s1} and {s2}")
+    if s1[index] != s2[index]:
+        raise ValueError(f"vecdot: shapes {s1} and {s2} differ along axis {axis} ({s1[index]} vs {s2[index]})")
+    return _run(_Vecdot, (x1, x2), options, axis=index % ndim)
+
