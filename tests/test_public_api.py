@@ -29,6 +29,8 @@ PUBLIC = {
     "count_nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "take",
     "take_along_axis", "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu",
     "diff", "std", "var", "vecdot",
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+    "matrix_rank", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "trace", "vector_norm",
 }
 
 

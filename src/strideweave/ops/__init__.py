@@ -11,6 +11,8 @@ from .arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cu
                      flip, moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, std, take, take_along_axis,
                      tile, tril, triu, unique_all, unique_counts, unique_inverse, unique_values, var, vecdot)
 from .linalg import matmul, tensordot
+from .linalg_ext import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm, matrix_power, matrix_rank,
+                         outer, pinv, qr, slogdet, solve, svd, svdvals, trace, vector_norm)
 from .manipulation import astype, clip, concat, copy, detach, stack, where
 from .reduction import max, mean, min, prod, sum
 from .views import broadcast_to, getitem, permute, reshape, transpose, view
@@ -31,5 +33,8 @@ __all__ = [
         "count_nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "take",
         "take_along_axis", "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu",
         "diff", "std", "var", "vecdot",
+        # linalg
+        "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+        "matrix_rank", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "trace", "vector_norm",
     )),
 ]

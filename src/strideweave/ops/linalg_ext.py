@@ -1,0 +1,527 @@
+"""The Array API ``linalg`` extension with VJPs (batched over leading axes, as the standard says).
+
+Rules follow the matrix-calculus results PyTorch uses (``FunctionsManual.cpp``):
+solve / inv / det through the inverse, cholesky through two triangular
+solves, eigh and svd through the spectral formulas (distinct eigen / singular
+values), qr for tall or square inputs. Several outputs (slogdet, eigh, svd,
+qr) come from one recorded node (``_natural.packed_op``); an output nobody
+uses contributes a zero cotangent. Norms built from other differentiable
+functions (matrix_norm, pinv, matrix_power) are composed, so they need no
+rule of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import namedtuple
+
+from ..tensor import Tensor
+from ._natural import natural_op, packed_op, unpack
+from .arrays import _axes, _c_reshape, _float_only, _run, _sum_to, _tensor
+
+__all__ = [
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank",
+    "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "trace", "vector_norm",
+]
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+def _mT(xp, a):
+    return xp.matrix_transpose(a)
+
+
+def _device(a):
+    return getattr(a, "device", None)
+
+
+def _square(x: Tensor, name: str) -> Tensor:
+    x = _tensor(x, name)
+    _float_only(x, name)
+    shape = tuple(x._layout.mode_sizes)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{name} expects a stack of square matrices (..., M, M), got shape {shape}")
+    return x
+
+
+def _matrices(x: Tensor, name: str) -> Tensor:
+    x = _tensor(x, name)
+    _float_only(x, name)
+    if len(x._layout.mode_sizes) < 2:
+        raise ValueError(f"{name} expects a stack of matrices (..., M, N), got shape {tuple(x._layout.mode_sizes)}")
+    return x
+
+
+# ----- inverse, solve, determinants ---------------------------------------------------------------
+
+def _inv_forward(xp, a):
+    out = xp.linalg.inv(a)
+    return out, out
+
+
+def _inv_vjp(xp, g, inverse):
+    t = _mT(xp, inverse)
+    return (-(t @ g @ t),)
+
+
+_Inv = natural_op("inv", _inv_forward, _inv_vjp, reads_inputs=False)
+
+
+def inv(x, /, *, options=None) -> Tensor:
+    """Inverse of each square matrix; VJP ``-A^-T g A^-T``."""
+    return _run(_Inv, (_square(x, "inv"),), options)
+
+
+def _solve_forward(xp, a, b):
+    out = xp.linalg.solve(a, b)
+    return out, (a, out)
+
+
+def _solve_vjp(xp, g, kept, *, vector, a_shape, b_shape):
+    a, x = kept
+    at = _mT(xp, a)
+    if vector:
+        gb = xp.linalg.solve(at, g[..., None])[..., 0]
+        ga = -(gb[..., :, None] * x[..., None, :])
+    else:
+        gb = xp.linalg.solve(at, g)
+        ga = -(gb @ _mT(xp, x))
+    return _sum_to(xp, ga, a_shape), _sum_to(xp, gb, b_shape)
+
+
+_Solve = natural_op("solve", lambda xp, a, b, **shapes: _solve_forward(xp, a, b), _solve_vjp, reads_inputs=False)
+
+
+def solve(x1, x2, /, *, options=None) -> Tensor:
+    """Solve ``x1 @ x = x2`` (``x2`` a stack of matrices, or one vector when 1-D); VJPs through ``x1^-T``."""
+    x1 = _square(x1, "solve")
+    x2 = _tensor(x2, "solve")
+    _float_only(x2, "solve")
+    s1, s2 = tuple(x1._layout.mode_sizes), tuple(x2._layout.mode_sizes)
+    vector = len(s2) == 1
+    if s2[-1 if vector else -2] != s1[-1]:
+        raise ValueError(f"solve: x2 of shape {s2} does not fit the {s1[-1]}x{s1[-1]} matrices of x1 {s1}")
+    return _run(_Solve, (x1, x2), options, vector=vector, a_shape=s1, b_shape=s2)
+
+
+def _det_forward(xp, a):
+    out = xp.linalg.det(a)
+    return out, (a, out)
+
+
+def _det_vjp(xp, g, kept):
+    a, d = kept
+    return ((g * d)[..., None, None] * _mT(xp, xp.linalg.inv(a)),)
+
+
+_Det = natural_op("det", _det_forward, _det_vjp, reads_inputs=False)
+
+
+def det(x, /, *, options=None) -> Tensor:
+    """Determinant of each square matrix; VJP ``g det(A) A^-T`` (invertible inputs)."""
+    return _run(_Det, (_square(x, "det"),), options)
+
+
+def _slogdet_forward(xp, a):
+    sign, logabs = xp.linalg.slogdet(a)
+    return (sign, logabs), a
+
+
+def _slogdet_vjp(xp, gs, outs, a):
+    return (gs[1][..., None, None] * _mT(xp, xp.linalg.inv(a)),)
+
+
+_Slogdet = packed_op("slogdet", _slogdet_forward, _slogdet_vjp)
+
+
+def _packed(op_class, tensors, options, **params):
+    op = op_class()
+    packed = op(*tensors, params=params, options=options)
+    return unpack(packed, op.saved[1][0])
+
+
+def slogdet(x, /, *, options=None) -> SlogdetResult:
+    """Sign and log-absolute determinant; only ``logabsdet`` is differentiable (VJP ``g A^-T``)."""
+    return SlogdetResult(*_packed(_Slogdet, (_square(x, "slogdet"),), options))
+
+
+# ----- factorisations -----------------------------------------------------------------------------
+
+def _cholesky_forward(xp, a, *, upper):
+    low = xp.linalg.cholesky(a)
+    return (_mT(xp, low) if upper else low), low
+
+
+def _cholesky_vjp(xp, g, low, *, upper):
+    if upper:
+        g = _mT(xp, g)
+    lt = _mT(xp, low)
+    phi = xp.tril(lt @ g)
+    n = phi.shape[-1]
+    phi = phi - 0.5 * phi * xp.eye(n, dtype=phi.dtype, device=_device(phi))
+    # L^-T phi L^-1 by two solves against L^T, then the symmetric part.
+    left = xp.linalg.solve(lt, phi)
+    grad = _mT(xp, xp.linalg.solve(lt, _mT(xp, left)))
+    return (0.5 * (grad + _mT(xp, grad)),)
+
+
+_Cholesky = natural_op("cholesky", _cholesky_forward, _cholesky_vjp, reads_inputs=False)
+
+
+def cholesky(x, /, *, upper=False, options=None) -> Tensor:
+    """Cholesky factor of each symmetric positive-definite matrix (lower, or upper with ``upper=True``)."""
+    return _run(_Cholesky, (_square(x, "cholesky"),), options, upper=bool(upper))
+
+
+def _eigh_forward(xp, a):
+    w, v = xp.linalg.eigh(a)
+    return (w, v), None
+
+
+def _eigh_vjp(xp, gs, outs, kept):
+    gw, gv = gs
+    w, v = outs
+    vt = _mT(xp, v)
+    # (V^T gV)_ij / (w_j - w_i) off the diagonal, gw on it (distinct eigenvalues).
+    diff = w[..., None, :] - w[..., :, None]
+    n = w.shape[-1]
+    eye = xp.eye(n, dtype=w.dtype, device=_device(w))
+    inner = (vt @ gv) / (diff + eye) * (1 - eye) + gw[..., None, :] * eye
+    return (v @ inner @ vt,)
+
+
+_Eigh = packed_op("eigh", _eigh_forward, _eigh_vjp)
+
+
+def eigh(x, /, *, options=None) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices; VJPs need distinct eigenvalues."""
+    return EighResult(*_packed(_Eigh, (_square(x, "eigh"),), options))
+
+
+def _eigvalsh_forward(xp, a):
+    w, v = xp.linalg.eigh(a)
+    return w, v
+
+
+def _eigvalsh_vjp(xp, g, v):
+    return ((v * g[..., None, :]) @ _mT(xp, v),)
+
+
+_Eigvalsh = natural_op("eigvalsh", _eigvalsh_forward, _eigvalsh_vjp, reads_inputs=False)
+
+
+def eigvalsh(x, /, *, options=None) -> Tensor:
+    """Eigenvalues of symmetric matrices, ascending; VJP ``V diag(g) V^T``."""
+    return _run(_Eigvalsh, (_square(x, "eigvalsh"),), options)
+
+
+def _svd_forward(xp, a, *, full_matrices):
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return (u, s, vh), None
+
+
+def _svd_grad(xp, gu, gs, gvh, u, s, vh):
+    """The reduced-SVD VJP (torch's ``svd_backward``, real case); ``gu`` / ``gvh`` may be None."""
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    eye = xp.eye(k, dtype=s.dtype, device=_device(s))
+    if gu is None and gvh is None:
+        return (u * gs[..., None, :]) @ vh
+    v = _mT(xp, vh)
+    s2 = s * s
+    e = s2[..., None, :] - s2[..., :, None] + eye          # E_ij = s_j^2 - s_i^2, 1 on the diagonal
+    inner = gs[..., None, :] * eye
+    skew_u = 0 if gu is None else _mT(xp, u) @ gu
+    skew_v = 0 if gvh is None else vh @ _mT(xp, gvh)  # V^T gV with gV = gVh^T
+    if gu is not None:
+        skew_u = skew_u - _mT(xp, skew_u)
+        inner = inner + skew_u * s[..., None, :] / e * (1 - eye)
+    if gvh is not None:
+        skew_v = skew_v - _mT(xp, skew_v)
+        inner = inner + s[..., :, None] * skew_v / e * (1 - eye)
+    grad = u @ inner @ vh
+    if gu is not None and m > k:
+        gu_sinv = gu / s[..., None, :]
+        grad = grad + (gu_sinv - u @ (_mT(xp, u) @ gu_sinv)) @ vh
+    if gvh is not None and n > k:
+        gv_sinv = _mT(xp, gvh) / s[..., None, :]
+        grad = grad + u @ _mT(xp, gv_sinv - v @ (vh @ gv_sinv))
+    return grad
+
+
+def _svd_vjp(xp, gs, outs, kept, *, full_matrices):
+    gu, gsv, gvh = gs
+    u, s, vh = outs
+    k = s.shape[-1]
+    if full_matrices and (u.shape[-1] != k or vh.shape[-2] != k):
+        # The extra singular vectors are not unique: like torch, differentiate only through the reduced ones.
+        if bool(xp.any(gu[..., k:] != 0)) or bool(xp.any(gvh[..., k:, :] != 0)):
+            raise ValueError("svd: the gradient through the extra singular vectors of full_matrices=True is not "
+                             "defined; call svd(x, full_matrices=False)")
+        u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]
+    return (_svd_grad(xp, gu, gsv, gvh, u, s, vh),)
+
+
+_SVD = packed_op("svd", _svd_forward, _svd_vjp)
+
+
+def svd(x, /, *, full_matrices=True, options=None) -> SVDResult:
+    """Singular value decomposition ``U diag(S) Vh``; VJPs need distinct non-zero singular values."""
+    return SVDResult(*_packed(_SVD, (_matrices(x, "svd"),), options, full_matrices=bool(full_matrices)))
+
+
+def _svdvals_forward(xp, a):
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    return s, (u, vh)
+
+
+def _svdvals_vjp(xp, g, kept):
+    u, vh = kept
+    return ((u * g[..., None, :]) @ vh,)
+
+
+_Svdvals = natural_op("svdvals", _svdvals_forward, _svdvals_vjp, reads_inputs=False)
+
+
+def svdvals(x, /, *, options=None) -> Tensor:
+    """Singular values, descending; VJP ``U diag(g) Vh``."""
+    return _run(_Svdvals, (_matrices(x, "svdvals"),), options)
+
+
+def _qr_forward(xp, a, *, mode):
+    q, r = xp.linalg.qr(a, mode=mode)
+    return (q, r), None
+
+
+def _qr_vjp(xp, gs, outs, kept, *, mode):
+    gq, gr = gs
+    q, r = outs
+    m, n = q.shape[-2], r.shape[-1]
+    if m < n or q.shape[-1] != n:
+        raise NotImplementedError(f"qr: the VJP covers tall or square inputs in reduced form; got a {m}x{n} "
+                                  f"input with mode={mode!r}")
+    # gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q (torch's linalg_qr_backward, m >= n).
+    prod = r @ _mT(xp, gr) - _mT(xp, gq) @ q
+    low = xp.tril(prod, k=-1)
+    copyltu = low + _mT(xp, low) + prod * xp.eye(n, dtype=prod.dtype, device=_device(prod))
+    rhs = gq + q @ copyltu
+    return (_mT(xp, xp.linalg.solve(r, _mT(xp, rhs))),)
+
+
+_QR = packed_op("qr", _qr_forward, _qr_vjp)
+
+
+def qr(x, /, *, mode="reduced", options=None) -> QRResult:
+    """QR decomposition (``mode``: 'reduced' or 'complete'); VJPs for tall or square inputs."""
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    return QRResult(*_packed(_QR, (_matrices(x, "qr"),), options, mode=mode))
+
+
+# ----- norms --------------------------------------------------------------------------------------
+
+def _vector_norm_forward(xp, a, *, axes, keepdims, ord):
+    out = xp.linalg.vector_norm(a, axis=axes, keepdims=True, ord=ord)
+    shape = out.shape if keepdims else tuple(n for i, n in enumerate(a.shape) if i not in axes)
+    return xp.reshape(out, shape), (a, out)
+
+
+def _vector_norm_vjp(xp, g, kept, *, axes, keepdims, ord):
+    a, norm = kept
+    g = xp.reshape(g, norm.shape)
+    sign = xp.sign(a)
+    if ord == 0:
+        return (xp.zeros_like(a),)
+    if math.isinf(ord):
+        # Like max / min: the elements attaining the norm share the gradient evenly.
+        hits = xp.astype(xp.abs(a) == norm, a.dtype)
+        return (g * sign * hits / xp.sum(hits, axis=axes, keepdims=True),)
+    safe = xp.where(norm == 0, xp.ones_like(norm), norm)
+    # d ||a||_p / d a = sign(a) |a|^(p-1) / ||a||^(p-1); zero where the norm is zero (torch's convention).
+    scale = xp.where(norm == 0, xp.zeros_like(norm), g / safe ** (ord - 1))
+    return (sign * xp.abs(a) ** (ord - 1) * scale,)
+
+
+_VectorNorm = natural_op("vector_norm", _vector_norm_forward, _vector_norm_vjp, reads_inputs=False)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, options=None) -> Tensor:
+    """The ``ord``-norm over ``axis`` (None: all elements); at a zero norm the gradient is zero."""
+    x = _tensor(x, "vector_norm")
+    _float_only(x, "vector_norm")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise TypeError(f"vector_norm: ord must be a number, got {ord!r}")
+    axes = _axes(axis, len(x._layout.mode_sizes), "vector_norm")
+    return _run(_VectorNorm, (x,), options, axes=axes, keepdims=bool(keepdims), ord=float(ord))
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro", options=None) -> Tensor:
+    """Matrix norm over the last two axes: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf (composed, so differentiable)."""
+    from .reduction import max as max_, min as min_, sum as sum_
+
+    x = _matrices(x, "matrix_norm")
+    shape = tuple(x._layout.mode_sizes)
+    last, row = len(shape) - 1, len(shape) - 2
+    out_shape = shape[:-2] + ((1, 1) if keepdims else ())
+    if ord == "fro":
+        return vector_norm(x, axis=(-2, -1), keepdims=keepdims, ord=2, options=options)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(x, options=options)
+        reduce = {"nuc": sum_, 2: max_, -2: min_}[ord]
+        return _c_reshape(reduce(s, modes=(last - 1,), keepdims=True), out_shape, options)
+    if ord in (1, -1, math.inf, -math.inf):
+        from .elementwise import abs as abs_
+
+        sums = sum_(abs_(x), modes=(row if ord in (1, -1) else last,), keepdims=True)
+        reduce = max_ if ord > 0 else min_
+        return _c_reshape(reduce(sums, modes=(last if ord in (1, -1) else row,), keepdims=True), out_shape, options)
+    raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
+
+
+# ----- products, diagonals, powers -------------------------------------------------------------------
+
+_Outer = natural_op("outer", lambda xp, a, b: (a[:, None] * b[None, :], None),
+                    lambda xp, g, kept, a, b: (g @ b, _mT(xp, g) @ a))
+
+
+def outer(x1, x2, /, *, options=None) -> Tensor:
+    """Outer product of two vectors."""
+    x1, x2 = _tensor(x1, "outer"), _tensor(x2, "outer")
+    for x in (x1, x2):
+        if len(x._layout.mode_sizes) != 1:
+            raise ValueError(f"outer expects 1-D Tensors, got shape {tuple(x._layout.mode_sizes)}")
+    return _run(_Outer, (x1, x2), options)
+
+
+def _diagonal_mask(xp, rows, cols, offset, dtype, device):
+    return xp.eye(rows, cols, k=offset, dtype=dtype, device=device)
+
+
+def _trace_forward(xp, a, *, offset):
+    return xp.linalg.trace(a, offset=offset), a.shape
+
+
+def _trace_vjp(xp, g, shape, *, offset):
+    return (g[..., None, None] * _diagonal_mask(xp, shape[-2], shape[-1], offset, g.dtype, _device(g)),)
+
+
+_Trace = natural_op("trace", _trace_forward, _trace_vjp, reads_inputs=False)
+
+
+def trace(x, /, *, offset=0, dtype=None, options=None) -> Tensor:
+    """Sum along diagonal ``offset`` of the last two axes."""
+    x = _matrices(x, "trace")
+    if dtype is not None and dtype is not x._dtype:
+        from .manipulation import astype
+
+        x = astype(x, dtype, options=options)
+    return _run(_Trace, (x,), options, offset=operator.index(offset))
+
+
+def _diagonal_forward(xp, a, *, offset):
+    return xp.linalg.diagonal(a, offset=offset), a.shape
+
+
+def _diagonal_vjp(xp, g, shape, *, offset):
+    rows, cols = shape[-2], shape[-1]
+    extent = rows if offset >= 0 else cols
+    pad = xp.zeros(g.shape[:-1] + (extent - g.shape[-1],), dtype=g.dtype, device=_device(g))
+    full = xp.concat([g, pad], axis=-1) if offset >= 0 else xp.concat([pad, g], axis=-1)
+    mask = _diagonal_mask(xp, rows, cols, offset, g.dtype, _device(g))
+    # Element (i, j) of the diagonal is diagonal entry i (offset >= 0) or j (offset < 0).
+    return (mask * (full[..., :, None] if offset >= 0 else full[..., None, :]),)
+
+
+_Diagonal = natural_op("diagonal", _diagonal_forward, _diagonal_vjp, reads_inputs=False)
+
+
+def diagonal(x, /, *, offset=0, options=None) -> Tensor:
+    """Diagonal ``offset`` of the last two axes (a copy)."""
+    return _run(_Diagonal, (_matrices(x, "diagonal"),), options, offset=operator.index(offset))
+
+
+def _cross_vjp(xp, g, kept, a, b, *, axis):
+    return (_sum_to(xp, xp.linalg.cross(b, g, axis=axis), a.shape),
+            _sum_to(xp, xp.linalg.cross(g, a, axis=axis), b.shape))
+
+
+_Cross = natural_op("cross", lambda xp, a, b, *, axis: (xp.linalg.cross(a, b, axis=axis), None), _cross_vjp)
+
+
+def cross(x1, x2, /, *, axis=-1, options=None) -> Tensor:
+    """Cross product of 3-vectors along ``axis`` (negative, of the broadcast shape)."""
+    x1, x2 = _tensor(x1, "cross"), _tensor(x2, "cross")
+    s1, s2 = tuple(x1._layout.mode_sizes), tuple(x2._layout.mode_sizes)
+    index = operator.index(axis)
+    if not -min(len(s1), len(s2)) <= index < 0 or s1[index] != 3 or s2[index] != 3:
+        raise ValueError(f"cross: axis {axis!r} must be a negative axis of extent 3 in both shapes {s1} and {s2}")
+    return _run(_Cross, (x1, x2), options, axis=index)
+
+
+_Eye = natural_op("identity", lambda xp, a: (xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype,
+                                                                     device=_device(a)), a.shape), None),
+                  lambda xp, g, kept: (xp.zeros_like(g),), reads_inputs=False)
+
+
+def matrix_power(x, n, /, *, options=None) -> Tensor:
+    """``x`` raised to the integer power ``n`` (negative: of the inverse), by repeated squaring."""
+    from .linalg import matmul
+
+    x = _square(x, "matrix_power")
+    n = operator.index(n)
+    if n == 0:
+        return _run(_Eye, (x,), options)
+    base = inv(x, options=options) if n < 0 else x
+    result, n = None, abs(n)
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base, options=options)
+        n >>= 1
+        if n:
+            base = matmul(base, base, options=options)
+    return result
+
+
+def _pinv_forward(xp, a, *, rtol):
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    cutoff = (max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps) if rtol is None else rtol) \
+        * xp.max(s, axis=-1, keepdims=True)
+    keep = s > cutoff
+    s_inv = xp.where(keep, 1 / xp.where(keep, s, xp.ones_like(s)), xp.zeros_like(s))
+    return (_mT(xp, vh) * s_inv[..., None, :]) @ _mT(xp, u), None
+
+
+def _pinv_vjp(xp, g, kept, a, *, rtol):
+    # The pseudo-inverse's derivative (Golub & Pereyra) for inputs of constant rank.
+    p = _pinv_forward(xp, a, rtol=rtol)[0]
+    pt, gt = _mT(xp, p), g
+    m, n = a.shape[-2], a.shape[-1]
+    eye_m = xp.eye(m, dtype=a.dtype, device=_device(a))
+    eye_n = xp.eye(n, dtype=a.dtype, device=_device(a))
+    return (-(pt @ gt @ pt) + (eye_m - a @ p) @ _mT(xp, gt) @ p @ pt + pt @ p @ _mT(xp, gt) @ (eye_n - p @ a),)
+
+
+_Pinv = natural_op("pinv", _pinv_forward, _pinv_vjp)
+
+
+def pinv(x, /, *, rtol=None, options=None) -> Tensor:
+    """Moore-Penrose pseudo-inverse (singular values below ``rtol * max`` dropped)."""
+    return _run(_Pinv, (_matrices(x, "pinv"),), options, rtol=None if rtol is None else float(rtol))
+
+
+def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
+    """Number of singular values above ``rtol * max`` (not differentiable)."""
+    from .arrays import _forward_only
+
+    x = _matrices(x, "matrix_rank")
+
+    def rank(xp, a):
+        s = xp.linalg.svdvals(a)
+        tol = (max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps) if rtol is None else rtol) \
+            * xp.max(s, axis=-1, keepdims=True)
+        return xp.count_nonzero(s > tol, axis=-1)
+
+    return _forward_only(rank, x, options=options)
