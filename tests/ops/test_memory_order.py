@@ -116,3 +116,20 @@ def test_nested_dense_layout_round_trips_values_and_gradients(carrier):
     y.sum().backward()
     assert x.grad.layout == layout
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy() + 1 - np.tanh(x.numpy()) ** 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("w_shape", [(3, 1), (4,), (2, 1, 4), (1, 1, 1)])
+def test_rank3_broadcast_gradients_in_storage_order(carrier, w_shape):
+    A0 = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    w0 = np.linspace(0.5, 1.5, int(np.prod(w_shape)), dtype=np.float32).reshape(w_shape)
+    A, w = sw.tensor(native(A0, carrier)), sw.tensor(native(w0, carrier))
+    out = A / w - A * A
+    assert out.layout == row_major((2, 3, 4))
+    np.testing.assert_allclose(storage(out), (A0 / w0 - A0 * A0).ravel(order="C"), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    assert A.grad.layout == A.layout and w.grad.layout == w.layout
+    np.testing.assert_allclose(A.grad.numpy(), np.broadcast_to(1 / w0, A0.shape) - 2 * A0, rtol=1e-5, atol=1e-6)
+    lined_up = (1,) * (3 - len(w_shape)) + w_shape
+    axes = tuple(i for i in range(3) if lined_up[i] == 1)
+    np.testing.assert_allclose(w.grad.numpy(), (-A0 / w0 ** 2).sum(axis=axes).reshape(w_shape),
+                               rtol=1e-5, atol=1e-5)

@@ -147,6 +147,58 @@ def from_storage(values: Any, layout: Layout, xp: Any) -> Any:
     return xp.permute_dims(values, _inverse(perm))
 
 
+@lru_cache(maxsize=1024)
+def storage_shape(layout: Layout) -> tuple[int, ...]:
+    """The rev leaf shape of a dense ``layout`` with its axes in storage order (C order is its buffer)."""
+    perm = storage_perm(layout)
+    rev = layout.rev_leaf_shape
+    return rev if perm is None else tuple(rev[axis] for axis in perm)
+
+
+def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
+    """``tensor``'s values lined up with an elementwise result in dense ``layout``, in its storage order.
+
+    A dense operand with exactly that layout is its own buffer, reshaped (no
+    transpose, which on JAX would be a copy each way); anything else is read
+    as a rev array, expanded to the result's modes and permuted.
+    """
+    xp = kind[1]
+    if tensor._layout is layout or tensor._layout == layout:
+        flat = dense_buffer(tensor, kind)
+        if flat is not None:
+            shape = storage_shape(layout)
+            return flat if len(shape) == 1 else xp.reshape(flat, shape)
+    values = expand(operand(tensor, kind), tensor._layout._shape_modes, layout._shape_modes, xp)
+    return to_storage(values, layout, xp)
+
+
+def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> Any:
+    """A gradient held in dense ``layout``'s storage order, brought back to ``target``'s shape.
+
+    For a target with exactly ``layout`` that is the flat storage-ordered
+    buffer (``cotangent_for`` adopts it); otherwise the sum over the modes
+    broadcasting stretched, as a rev array of the target's leaves.
+    """
+    if values is None:
+        return None
+    shape = storage_shape(layout)
+    if tuple(values.shape) != shape:
+        values = xp.broadcast_to(values, shape)
+    if target._layout is layout or target._layout == layout:
+        return values if values.ndim == 1 else xp.reshape(values, (-1,))
+    source = target._layout._shape_modes
+    axes, leaves = reduce_plan(source, layout._shape_modes)
+    perm = storage_perm(layout)
+    if perm is not None:
+        position = _inverse(perm)
+        axes = tuple(sorted(position[axis] for axis in axes))
+    if axes:
+        values = xp.sum(values, axis=axes, keepdims=True)
+    if perm is not None:
+        values = xp.permute_dims(values, _inverse(perm))
+    return values if tuple(values.shape) == leaves else xp.reshape(values, leaves)
+
+
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
     """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in a dense layout, else None.
 

@@ -17,8 +17,8 @@ from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor
 from ._support import (Primitive, as_array_like, broadcast_modes, dense_buffer, expand, flat_gradient, from_storage,
-                       gradient_values, operand, place, result_layout, scalar_operand, times, to_storage,
-                       unbroadcast, wrap)
+                       gradient_values, operand, place, result_layout, scalar_operand, storage_cotangent,
+                       storage_operand, storage_shape, times, unbroadcast, wrap)
 
 
 _canonical = Layout.canonical
@@ -52,13 +52,11 @@ class _Binary(Primitive):
                     av, bv = dense_buffer(a, kind), dense_buffer(b, kind)
                     if av is None or bv is None or b._layout != layout:
                         layout = result_layout(modes, (a, b))
-                        av = to_storage(operand(a, kind), layout, xp)
-                        bv = to_storage(operand(b, kind), layout, xp)
+                        av, bv = storage_operand(a, layout, kind), storage_operand(b, layout, kind)
                 else:
                     modes = broadcast_modes(a_modes, b_modes)
                     layout = result_layout(modes, (a, b))
-                    av = to_storage(expand(operand(a, kind), a_modes, modes, xp), layout, xp)
-                    bv = to_storage(expand(operand(b, kind), b_modes, modes, xp), layout, xp)
+                    av, bv = storage_operand(a, layout, kind), storage_operand(b, layout, kind)
             else:
                 kind = place((a,), options)
                 xp = kind[1]
@@ -104,7 +102,24 @@ class _Binary(Primitive):
                 and all(t._layout == result for t in inputs):
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
             return self._flat_backward(xp, flat_gradient(gradient, kind), flat, saved, out)
+        if saved is None and gradient._layout is result and result.is_compact():
+            return self._storage_backward(gradient, out)
         return self._promoted_backward(gradient, None)
+
+    def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
+        """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
+        kind = self.place
+        xp = kind.namespace
+        result = self._result_layout
+        a, b = self._inputs
+        g = storage_operand(gradient, result, kind)
+        av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
+        if out is not None and out.ndim != g.ndim:
+            out = xp.reshape(out, storage_shape(result))
+        wanted = self.wanted
+        ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
+        gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
+        return self.cotangents((storage_cotangent(ga, a, result, xp), storage_cotangent(gb, b, result, xp)))
 
     def _promoted_backward(self, gradient: Tensor, values: list | None) -> tuple:
         """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
