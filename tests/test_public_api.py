@@ -9,8 +9,8 @@ import strideweave as sw
 PUBLIC = {
     "Shape", "Stride", "Layout",
     "DType", "SimpleDType", "DTypeCategory", "CompoundDType",
-    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier",
-    "set_default_carrier", "get_default_carrier",
+    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier", "DaskCarrier",
+    "set_default_carrier", "get_default_carrier", "compute",
     "Tensor", "tensor", "zeros", "ones", "full", "arange", "from_dlpack", "random",
     "Operation", "ExecutionOptions",
     "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "sin", "cos", "tanh",

@@ -9,8 +9,8 @@ engine sit on top of all of them.
 from . import random, testing, viz
 from .autograd.functional import grad
 from .autograd.mode import is_grad_enabled, no_grad, set_grad_enabled
-from .carriers import (ArrayAPICarrier, Carrier, JaxCarrier, NumpyCarrier, TorchCarrier, get_default_carrier,
-                       set_default_carrier)
+from .carriers import (ArrayAPICarrier, Carrier, DaskCarrier, JaxCarrier, NumpyCarrier, TorchCarrier, compute,
+                       get_default_carrier, set_default_carrier)
 from .creation import arange, from_dlpack, full, ones, tensor, zeros
 from .dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 from .layout import Layout, Shape, Stride
@@ -35,8 +35,8 @@ __all__ = [
     # dtypes
     "DType", "SimpleDType", "DTypeCategory", "CompoundDType",
     # carriers
-    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier",
-    "set_default_carrier", "get_default_carrier",
+    "Carrier", "NumpyCarrier", "TorchCarrier", "JaxCarrier", "ArrayAPICarrier", "DaskCarrier",
+    "set_default_carrier", "get_default_carrier", "compute",
     # tensors
     "Tensor", "tensor", "zeros", "ones", "full", "arange", "from_dlpack", "random",
     # operations

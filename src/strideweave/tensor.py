@@ -258,6 +258,12 @@ class Tensor:
             carrier.watch_external()
         return _modes_view(self.rev_array(), self._layout, carrier.namespace)
 
+    def compute(self) -> "Tensor":
+        """This Tensor evaluated: lazy (Dask) storage computed into NumPy carriers (see ``sw.compute``)."""
+        from .carriers.dask_carrier import compute
+
+        return compute(self)[0]
+
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array with one axis per top-level mode."""
         if isinstance(self._dtype, CompoundDType):
@@ -293,10 +299,15 @@ class Tensor:
         return bool(self.item())
 
     def __dlpack__(self, *args, **kwargs):
-        return self.to_array().__dlpack__(*args, **kwargs)
+        return self._dlpack_array().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return self.to_array().__dlpack_device__()
+        return self._dlpack_array().__dlpack_device__()
+
+    def _dlpack_array(self) -> Any:
+        array = self.to_array()
+        # A lazy (Dask) array has no buffer to share until it is evaluated.
+        return array if hasattr(array, "__dlpack__") else self.numpy()
 
     def __repr__(self) -> str:
         try:

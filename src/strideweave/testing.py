@@ -33,15 +33,22 @@ __all__ = [
 ]
 
 _CARRIER_MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "array_api_strict": "array_api_strict"}
+# Lazy carriers build task graphs and evaluate on a scheduler: every value read
+# is a computation, so they join only when asked for.
+_LAZY_CARRIER_MODULES = {"dask": "dask.array"}
 
 
 # ----- carriers -------------------------------------------------------------------------------
 
 
-def available_carriers() -> list[str]:
-    """Names of the carriers among numpy, torch, jax and array_api_strict whose backend imports."""
+def available_carriers(*, lazy: bool = False) -> list[str]:
+    """Names of the carriers among numpy, torch, jax and array_api_strict whose backend imports.
+
+    ``lazy=True`` adds the lazy carriers (``"dask"``) whose backend imports.
+    """
     names = []
-    for name, module in _CARRIER_MODULES.items():
+    modules = {**_CARRIER_MODULES, **_LAZY_CARRIER_MODULES} if lazy else _CARRIER_MODULES
+    for name, module in modules.items():
         try:
             importlib.import_module(module)
             resolve(name)

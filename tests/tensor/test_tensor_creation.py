@@ -8,7 +8,7 @@ from strideweave.testing import available_carriers
 
 CARRIERS = available_carriers()
 CLASSES = {"numpy": sw.NumpyCarrier, "torch": sw.TorchCarrier, "jax": sw.JaxCarrier,
-           "array_api_strict": sw.ArrayAPICarrier}
+           "array_api_strict": sw.ArrayAPICarrier, "dask": sw.DaskCarrier}
 
 
 @pytest.fixture(params=CARRIERS)

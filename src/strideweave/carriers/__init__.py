@@ -7,6 +7,7 @@ numpy and array_api_compat but never torch or jax: those load on first use
 
 from .array_api_carrier import ArrayAPICarrier
 from .base import Carrier
+from .dask_carrier import DaskCarrier, compute
 from .jax_carrier import JaxCarrier
 from .numpy_carrier import NumpyCarrier
 from .registry import (
@@ -26,6 +27,8 @@ __all__ = [
     "TorchCarrier",
     "JaxCarrier",
     "ArrayAPICarrier",
+    "DaskCarrier",
+    "compute",
     "CarrierKind",
     "resolve",
     "set_default_carrier",

@@ -16,11 +16,13 @@ in ``sys.modules`` first (a torch tensor cannot exist unless torch is loaded).
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import NamedTuple
 
 from .array_api_carrier import ArrayAPICarrier, _strict, as_namespace
 from .base import Carrier
+from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier
 from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
@@ -35,12 +37,14 @@ _BY_NAME = {
     "torch": TorchCarrier,
     "jax": JaxCarrier,
     "array_api_strict": ArrayAPICarrier,
+    "dask": DaskCarrier,
 }
 # module __name__ -> carrier class (raw modules and their array_api_compat wrappers)
 _BY_MODULE = {
     "numpy": NumpyCarrier, "array_api_compat.numpy": NumpyCarrier,
     "torch": TorchCarrier, "array_api_compat.torch": TorchCarrier,
     "jax": JaxCarrier, "jax.numpy": JaxCarrier,
+    "dask.array": DaskCarrier, "array_api_compat.dask.array": DaskCarrier,
 }
 
 
@@ -78,7 +82,7 @@ def resolve(spec=None, device=None):
 
     ``spec`` is ``None`` (the default carrier), a ``CarrierKind``, a Carrier
     instance (its class, namespace and device), a Carrier subclass, one of
-    ``"numpy"``, ``"torch"``, ``"jax"``, ``"array_api_strict"``, or a
+    ``"numpy"``, ``"torch"``, ``"jax"``, ``"array_api_strict"``, ``"dask"``, or a
     namespace module (numpy, torch, jax.numpy, array_api_strict, any other
     Array API namespace -> ArrayAPICarrier).  ``device`` overrides the
     device.  Unknown specs raise ``TypeError`` naming them; a missing backend
@@ -125,11 +129,22 @@ _default: CarrierKind | None = None
 
 
 def get_default_carrier() -> CarrierKind:
-    """The current default :class:`CarrierKind` (initially numpy on the CPU)."""
+    """The current default :class:`CarrierKind` (initially ``$STRIDEWEAVE_CARRIER``, else numpy on the CPU)."""
     global _default
     if _default is None:
-        _default = _kind(NumpyCarrier)
+        _default = _from_environment()
     return _default
+
+
+def _from_environment() -> CarrierKind:
+    # Lets a whole program (or a test suite such as array-api-tests) run on
+    # another carrier without code changes; read once, on first use.
+    name = os.environ.get("STRIDEWEAVE_CARRIER", "").strip()
+    if not name:
+        return _kind(NumpyCarrier)
+    if name not in _BY_NAME:
+        raise ValueError(f"STRIDEWEAVE_CARRIER={name!r} is not a carrier name; expected one of {sorted(_BY_NAME)}")
+    return resolve(name)
 
 
 class _DefaultCarrierScope:
@@ -190,6 +205,9 @@ def carrier_for_array(x) -> type:
                 "transformation (jax.jit, jax.grad, jax.vmap, ...); StrideWeave needs concrete arrays: wrap the "
                 "StrideWeave function with sw.interop.jax_function(fn) to call it from transformed JAX code")
         return JaxCarrier
+    dask_array = mods.get("dask.array")
+    if dask_array is not None and isinstance(x, dask_array.Array):
+        return DaskCarrier
     ArrayAPICarrier._namespace_of(x)  # TypeError naming x's type if not an array
     return ArrayAPICarrier
 

@@ -1,0 +1,223 @@
+"""Scale-out benchmark: gradients over a chunked design matrix on a dask.distributed LocalCluster.
+
+    python -m benchmarks.distributed                  # 10^8 float32 elements (~381 MiB), 2 workers
+    python -m benchmarks.distributed --elements 1e7   # a quick run
+
+Two workloads over ``X`` (n rows x f features, row chunks) and targets ``y``:
+
+* least squares: ``loss = 0.5 / n * sum((X @ w - y) ** 2)``, gradient ``X.T @ (X @ w - y) / n``;
+* logistic regression: ``loss = mean(log(1 + exp(X @ w)) - y * (X @ w))``,
+  gradient ``X.T @ (sigmoid(X @ w) - y) / n``.
+
+Contenders: StrideWeave on the ``"dask"`` carrier (forward, ``loss.backward()``,
+``sw.compute(w.grad)``), the same gradient written by hand in ``dask.array``,
+and ``jax.grad`` (jitted) on one process with the data in memory. ``X`` is
+generated chunk by chunk on the workers (``dask.array.random``), so no worker
+ever holds the whole matrix; each worker has a memory limit well below the
+data size, and the peak resident memory of every worker process
+(sampled every 10 ms, on a fresh cluster for each contender) is reported
+next to the limit.
+
+Not part of the test suite or of ``python -m benchmarks``: it needs minutes
+and several GiB. The table in docs/scale-out.md comes from this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+
+import numpy as np
+
+WORKLOADS = ("least_squares", "logistic")
+
+
+# ----- data ---------------------------------------------------------------------------------------
+
+def make_data(n, f, rows_per_chunk, seed=0):
+    """Lazy X (n x f), y (n,) and w (f,) float32, generated on the workers chunk by chunk."""
+    import dask.array as da
+
+    rng = da.random.default_rng(seed)
+    X = rng.standard_normal((n, f), chunks=(rows_per_chunk, f), dtype=np.float32)
+    y = (rng.random(n, chunks=rows_per_chunk) < 0.5).astype(np.float32)
+    w = da.from_array(np.linspace(-0.05, 0.05, f, dtype=np.float32))
+    return X, y, w
+
+
+# ----- contenders ---------------------------------------------------------------------------------
+
+def grad_dask(workload, X, y, w):
+    """The gradient written by hand in dask.array (evaluated)."""
+    import dask.array as da
+
+    n = X.shape[0]
+    z = X @ w
+    if workload == "least_squares":
+        r = z - y
+    else:
+        r = 1.0 / (1.0 + da.exp(-z)) - y
+    g = (X.T @ r) / np.float32(n)
+    return g.compute()
+
+
+def grad_strideweave(workload, X, y, w):
+    """The gradient through StrideWeave's autograd on the dask carrier (evaluated)."""
+    import strideweave as sw
+
+    n = X.shape[0]
+    Xt, yt, wt = sw.tensor(X), sw.tensor(y), sw.tensor(w)
+    z = Xt @ wt
+    if workload == "least_squares":
+        r = z - yt
+        loss = sw.sum(r * r) * (0.5 / n)
+    else:
+        loss = sw.mean(sw.log(1.0 + sw.exp(z)) - yt * z)
+    loss.backward()
+    (g,) = sw.compute(wt.grad)
+    return g.numpy()
+
+
+def jax_runner(workload, X, y, w):
+    """A jitted jax.grad over in-memory copies of the data (one process)."""
+    import jax
+    import jax.numpy as jnp
+
+    Xh, yh, wh = (jnp.asarray(np.asarray(a)) for a in (X, y, w))
+
+    def loss(w):
+        z = Xh @ w
+        if workload == "least_squares":
+            return 0.5 * jnp.mean((z - yh) ** 2)
+        return jnp.mean(jnp.logaddexp(0.0, z) - yh * z)
+
+    grad = jax.jit(jax.grad(loss))
+    return lambda: np.asarray(grad(wh).block_until_ready())
+
+
+# ----- measurement --------------------------------------------------------------------------------
+
+def _peak_rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+
+
+def timed(fn, rounds):
+    """Median, min and all wall times of ``rounds`` calls after one warm-up, and the last result."""
+    out = fn()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), times, out
+
+
+def _start_sampler(dask_worker):
+    """Sample this worker process's resident memory every 10 ms in a daemon thread."""
+    import threading
+
+    import psutil
+
+    state = {"peak": 0}
+    process = psutil.Process()
+
+    def loop():
+        while True:
+            state["peak"] = max(state["peak"], process.memory_info().rss)
+            time.sleep(0.01)
+
+    threading.Thread(target=loop, daemon=True).start()
+    dask_worker.strideweave_peak = state
+
+
+def _read_sampler(dask_worker):
+    return dask_worker.strideweave_peak["peak"]
+
+
+def worker_peaks(client):
+    """Peak resident memory of every worker process since its sampler started, in bytes."""
+    return sorted(client.run(_read_sampler).values())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--elements", type=float, default=1e8, help="elements of X (default 1e8)")
+    parser.add_argument("--features", type=int, default=100)
+    parser.add_argument("--rows-per-chunk", type=int, default=25_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--memory-limit", default="300MiB", help="per worker (default 300MiB)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-jax", action="store_true", help="skip the single-process jax.grad contender")
+    parser.add_argument("--out", default=None, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+
+    from dask.utils import format_bytes, parse_bytes
+    from distributed import Client, LocalCluster
+
+    f = args.features
+    n = int(args.elements) // f
+    limit = parse_bytes(args.memory_limit)
+    results = {"elements": n * f, "rows": n, "features": f, "rows_per_chunk": args.rows_per_chunk,
+               "data_bytes": n * f * 4, "workers": args.workers, "memory_limit": limit, "runs": []}
+    print(f"X: {n} x {f} float32 = {format_bytes(n * f * 4)} in chunks of {args.rows_per_chunk} rows; "
+          f"{args.workers} workers, memory limit {format_bytes(limit)} each")
+
+    X, y, w = make_data(n, f, args.rows_per_chunk)
+    for workload in WORKLOADS:
+        answers = {}
+        for name, fn in (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave)):
+            # A fresh cluster per contender: each worker's sampled peak covers this contender only.
+            with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                              memory_limit=limit, dashboard_address=None) as cluster, Client(cluster) as client:
+                client.run(_start_sampler)
+                median, best, times, answers[name] = timed(lambda: fn(workload, X, y, w), args.rounds)
+                peaks = worker_peaks(client)
+            run = {"workload": workload, "contender": name, "median_s": median, "min_s": best,
+                   "times_s": times, "worker_peak_bytes": peaks, "over_limit": any(p > limit for p in peaks)}
+            results["runs"].append(run)
+            print(f"{workload:14s} {name:28s} median {median:7.2f} s  min {best:7.2f} s  "
+                  f"worker peaks {', '.join(format_bytes(p) for p in peaks)}", flush=True)
+        a, b = answers.values()
+        err = float(np.max(np.abs(a - b)) / (np.max(np.abs(a)) + 1e-30))
+        results.setdefault("agreement", {})[workload] = err
+        if not args.no_jax:
+            with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster, Client(cluster):
+                fn = jax_runner(workload, X, y, w)  # the data is generated on the cluster, then held here
+            median, best, times, g = timed(fn, args.rounds)
+            results["runs"].append({"workload": workload, "contender": "jax.grad (jit, 1 process)",
+                                    "median_s": median, "min_s": best, "times_s": times,
+                                    "process_peak_bytes": _peak_rss()})
+            print(f"{workload:14s} {'jax.grad (jit, 1 process)':28s} median {median:7.2f} s  "
+                  f"min {best:7.2f} s  (process peak {format_bytes(_peak_rss())})", flush=True)
+    print(table(results))
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(results, fh, indent=2)
+    return 0
+
+
+def table(results):
+    """The results as a Markdown table with the StrideWeave / hand-written Dask ratio."""
+    from dask.utils import format_bytes
+
+    lines = ["| workload | contender | median (s) | min (s) | vs dask by hand | peak memory |",
+             "|---|---|---:|---:|---:|---|"]
+    base = {r["workload"]: r["median_s"] for r in results["runs"] if r["contender"] == "dask.array by hand"}
+    for r in results["runs"]:
+        if "worker_peak_bytes" in r:
+            mem = "workers " + ", ".join(format_bytes(p) for p in r["worker_peak_bytes"])
+            mem += " (over the limit!)" if r["over_limit"] else f" (limit {format_bytes(results['memory_limit'])})"
+        else:
+            mem = f"process {format_bytes(r['process_peak_bytes'])}"
+        ratio = r["median_s"] / base[r["workload"]]
+        lines.append(f"| {r['workload']} | {r['contender']} | {r['median_s']:.2f} | {r['min_s']:.2f} | "
+                     f"{ratio:.2f}x | {mem} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,287 @@
+"""DaskCarrier: a 1-D ``dask.array`` through array-api-compat's dask namespace.
+
+Dask (and distributed) are imported on first use, never by importing this
+module.  Everything stays lazy: a read is a Dask slicing / reshape /
+transpose / broadcast expression (:func:`._indexing.view_plan`) or a ``take``
+with a NumPy index array (Dask splits it per chunk; a Dask index array would
+be one more graph input); a write builds a new graph with a slice
+``__setitem__``; a scatter-add onto duplicate offsets is a ``take`` of every
+contribution followed by a ``sum`` (a reduction, not a loop).  Nothing is
+evaluated until :func:`compute` (``sw.compute``, ``Tensor.compute``) or a
+value is read on the host (``numpy()``, ``item()``).
+
+Dask arrays are values: ``x[lo:hi] = v`` swaps the graph inside the Python
+object ``x``.  The carrier therefore never writes into an Array object that
+someone else may hold: each write works on a fresh shallow copy and swaps it
+in.  A write a user makes through the object they wrapped changes its graph
+name, which the content watch compares instead of the values (comparing
+values would compute them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _indexing
+from .base import Carrier
+
+__all__ = ["DaskCarrier", "compute"]
+
+_OPTIMIZE_LAYERS = 1000
+da = None  # dask.array, set by _load()
+xp_dask = None  # array_api_compat.dask.array
+
+
+def _load():
+    """Import dask.array and its array-api-compat namespace (ImportError names the extra)."""
+    global da, xp_dask
+    if xp_dask is None:
+        try:
+            import array_api_compat.dask.array as _xp
+            import dask.array as _da
+        except ImportError as exc:
+            raise ImportError("the 'dask' carrier needs Dask: pip install strideweave[dask]") from exc
+        da, xp_dask = _da, _xp
+    return xp_dask
+
+
+def _check_known_chunks(x):
+    """Refuse Dask arrays whose chunk sizes are unknown: layouts need exact extents."""
+    if any(math.isnan(c) for dim in x.chunks for c in dim):
+        raise ValueError(
+            f"DaskCarrier: the Dask array {x.name!r} has unknown chunk sizes (shape {x.shape}); "
+            "call x.compute_chunk_sizes() (or build it with known chunks) before wrapping it"
+        )
+
+
+def _shallow(x):
+    """A new Array object over the same graph, so a setitem on it leaves ``x`` alone."""
+    return da.Array(x.dask, x.name, x.chunks, meta=x._meta)
+
+
+class DaskCarrier(Carrier):
+    """Storage in a lazy 1-D ``dask.array``; ``device`` is ``"cpu"`` (where the chunks live)."""
+
+    __slots__ = ()
+    native_methods = True
+    backend = "dask"
+
+    # ----- class hooks ---------------------------------------------------------
+
+    @classmethod
+    def _default_namespace(cls):
+        return _load()
+
+    @classmethod
+    def _check_namespace(cls, namespace):
+        xp = _load()
+        if namespace is None or namespace is xp or namespace is da:
+            return xp
+        raise TypeError(f"DaskCarrier: namespace must be array_api_compat.dask.array, got {namespace!r}")
+
+    @classmethod
+    def _namespace_of(cls, x):
+        xp = _load()
+        if isinstance(x, da.Array):
+            _check_known_chunks(x)
+            return xp
+        raise TypeError(f"DaskCarrier expects a dask.array.Array, got {type(x).__module__}.{type(x).__name__}")
+
+    @classmethod
+    def _device_of(cls, x):
+        return "cpu"
+
+    @classmethod
+    def _normalize_device(cls, xp, device):
+        if device is None or device == "cpu":
+            return "cpu"
+        raise ValueError(f"DaskCarrier: device must be 'cpu' (Dask places chunks on workers), got {device!r}")
+
+    @classmethod
+    def _prepare_buffer(cls, array1d):
+        _check_known_chunks(array1d)
+        return _shallow(array1d)
+
+    @classmethod
+    def _zeros(cls, xp, n, native, device):
+        return da.zeros(n, dtype=native)
+
+    @classmethod
+    def to_numpy(cls, array):
+        """Evaluate ``array`` (on the active client, if any) into a NumPy array."""
+        return np.asarray(compute_arrays([array])[0])
+
+    def _from_numpy(self, host):
+        return da.from_array(host)
+
+    def _import_foreign(self, values):
+        if isinstance(values, da.Array):
+            return values
+        return Carrier._import_foreign(self, values)
+
+    def _move(self, array, device):
+        return array
+
+    # ----- content watch: compare graph names, never values -----------------------
+
+    def _copy_values(self, into=None):
+        return self._array.name
+
+    def _equal_values(self, other):
+        return self._array.name == other
+
+    # ----- reads: slicing recipes, else take with a NumPy index ----------------------
+
+    def _gather_rev(self, rs, rt, offset):
+        # Building a slicing expression is cheap and lazy: no per-version cache needed.
+        return self._gather_view(rs, rt, offset)
+
+    def _index(self, rs, rt, offset):
+        return self._cached(("take", rs, rt, offset),
+                            lambda: _indexing.flat_index(rs, rt, offset, small=False))
+
+    def _maps(self, rs, rt, offset):
+        return self._cached(("maps", rs, rt, offset), lambda: _indexing.write_maps(rs, rt, offset))
+
+    # ----- writes: a fresh graph swapped in ------------------------------------------
+
+    def placed(self, layout, values):
+        """Fresh storage holding ``values`` at ``layout``, built from dense Dask operations.
+
+        A gradient buffer in a leaf's own layout (a row-major design matrix,
+        say) would otherwise be a scatter through an index array as large as
+        the data. When the layout has a reshape/slice/permute read recipe, the
+        inverse recipe (reshape, inverse permute, zero padding) builds the
+        buffer chunk by chunk instead; this mirrors ``JaxCarrier.placed``.
+        """
+        rs = layout.rev_leaf_shape
+        rt = layout.leaf_stride[::-1]
+        plan = None
+        if layout.size and layout.is_injective():
+            room = 1 + sum(e * s for e, s in zip(rs, rt))  # whole rows; the tail is cut off below
+            plan = _indexing.view_plan(rs, rt, 0, room)
+        if plan is None or plan.bcast:
+            return Carrier.placed(self, layout, values)
+        a = da.broadcast_to(da.asarray(values).astype(self._native), rs)
+        if plan.shape1 is not None:
+            a = a.reshape(tuple(rs[ax] for ax in range(len(rs)) if rs[ax] != 1 and rt[ax] != 0))
+        if plan.perm is not None:
+            a = da.transpose(a, tuple(int(i) for i in np.argsort(plan.perm)))
+        if plan.index is not None:
+            widths = []
+            for axis, (extent, index) in enumerate(zip(plan.dims, plan.index)):
+                if isinstance(index, slice):
+                    start, stop, _ = index.indices(extent)
+                    widths.append((start, extent - stop))
+                else:
+                    a = da.expand_dims(a, axis)
+                    widths.append((index, extent - 1 - index))
+            if any(w != (0, 0) for w in widths):
+                a = da.pad(a, widths)
+        a = a.reshape(-1)
+        cosize = layout.cosize
+        if plan.start or cosize > plan.stop:
+            a = da.pad(a, (plan.start, max(0, cosize - plan.stop)))
+        if plan.stop > cosize:
+            a = a[:cosize]  # only zero padding lies past the last addressed element
+        return type(self)._adopt(a, self._xp, self._device, self._kind)
+
+    def _write_window(self, lo, hi, new):
+        buf = _shallow(self._array)
+        buf[lo:hi] = new
+        self._array = buf
+
+
+def compute_arrays(arrays):
+    """Evaluate Dask arrays together (one graph) on the active client, naming lost workers."""
+    import dask
+
+    # Dask's graph optimisation (blockwise fusion) costs time quadratic in the
+    # number of graph layers; a very deep graph (thousands of chained
+    # operations) computes far sooner unoptimised.
+    layers = max(len(a.__dask_graph__().layers) for a in arrays)
+    try:
+        return dask.compute(*arrays, optimize_graph=layers <= _OPTIMIZE_LAYERS)
+    except Exception as exc:
+        cause = _lost_worker(exc)
+        if cause is None:
+            raise
+        raise RuntimeError(
+            f"Dask computation failed because the cluster lost a worker ({cause}: {exc}); "
+            "nothing was changed: compute again once the cluster is healthy"
+        ) from exc
+
+
+def _lost_worker(exc):
+    """The name of a lost-worker failure class ``exc`` belongs to, else None."""
+    try:
+        from distributed import FutureCancelledError
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
+    except ImportError:
+        return None
+    for cls in (KilledWorker, CommClosedError, FutureCancelledError):
+        if isinstance(exc, cls):
+            return cls.__name__
+    return None
+
+
+def compute(*tensors):
+    """Evaluate Tensors on Dask carriers together: one graph, shared work done once.
+
+    Returns a tuple of Tensors with the same layouts on NumPy carriers holding
+    the computed values (Tensors on other carriers come back unchanged).  Runs
+    on the active ``dask.distributed`` client when there is one, else on
+    Dask's default scheduler.  Only the window of storage each Tensor
+    addresses is computed; a failure changes nothing.
+    """
+    from ..tensor import Tensor
+    from .numpy_carrier import NumpyCarrier
+
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"compute expects strideweave Tensors, got {type(t).__name__}: {t!r}")
+    jobs = []  # (tensor index, carrier index, window start) per lazy carrier window
+    arrays = []
+    for i, t in enumerate(tensors):
+        for j, carrier in enumerate(t._carriers):
+            if isinstance(carrier, DaskCarrier):
+                lo, hi = _window(t, j)
+                jobs.append((i, j, lo))
+                arrays.append(carrier._array[lo:hi])
+    if not arrays:
+        return tuple(tensors)
+    values = compute_arrays(arrays)
+    done = {}
+    for (i, j, lo), host in zip(jobs, values):
+        done[i, j] = (NumpyCarrier.from_array(np.ascontiguousarray(host)), lo)
+    out = []
+    for i, t in enumerate(tensors):
+        computed = [done.get((i, j)) for j in range(len(t._carriers))]
+        out.append(t if all(c is None for c in computed) else _rebuilt(t, computed))
+    return tuple(out)
+
+
+def _window(t, j):
+    """The storage range [lo, hi) subtensor or field ``j`` of ``t`` addresses."""
+    if t._blocks is not None:
+        block = t._blocks[0][j]
+        return block._offset, block._offset + block._layout.cosize
+    return t._offset, t._offset + t._layout.cosize
+
+
+def _rebuilt(t, computed):
+    """``t`` with its computed carriers swapped in (offsets shifted to the computed window)."""
+    from ..tensor import Tensor
+
+    if t._blocks is not None:
+        blocks, mode = t._blocks
+        parts = [b if c is None else Tensor(c[0], b._layout, b._offset - c[1])
+                 for b, c in zip(blocks, computed)]
+        return Tensor.from_subtensors(parts, mode)
+    carriers = [t._carriers[j] if c is None else c[0] for j, c in enumerate(computed)]
+    lo = computed[0][1] if computed[0] is not None else 0
+    out = Tensor(carriers if len(carriers) > 1 else carriers[0], t._layout, t._offset - lo, dtype=t._dtype)
+    return out
