@@ -15,7 +15,7 @@ def like(target, values):
     """``values`` as a cotangent in ``target``'s exact layout, on ``target``'s carrier."""
     if not target.layout.is_injective():          # broadcast input: the canonical layout
         return sw.copy(values)
-    buffer = sw.zeros(target.shape, carrier=target.carrier, layout=target.layout)
+    buffer = sw.zeros(target.layout.shape, carrier=target.carrier, layout=target.layout)
     return buffer.copy_(values)
 
 

@@ -19,7 +19,7 @@ def f(x):
 def basis_cotangents(y):
     """The K = y.size basis cotangents for ``y``, batched: layout (K, *y modes) : (cosize, *y strides)."""
     k, cosize = y.size, y.layout.cosize
-    layout = sw.Layout(sw.Shape([k, *y.shape.modes]), sw.Stride([cosize, *y.layout.stride.modes]))
+    layout = sw.Layout(sw.Shape([k, *y.layout.shape.modes]), sw.Stride([cosize, *y.layout.stride.modes]))
     storage = np.zeros(k * cosize, dtype=np.float32)
     for i in range(k):
         storage[i * cosize + y.layout(i)] = 1.0   # batch i: a one at y's i-th element (colexicographic)

@@ -124,8 +124,13 @@ class Tensor:
         return self._layout
 
     @property
-    def shape(self) -> Shape:
-        return self._layout.shape
+    def shape(self) -> tuple[int, ...]:
+        """Extents of the top-level modes, as in the Array API (``()`` for a 0-d Tensor).
+
+        A nested mode counts as one axis of its total size; the hierarchical
+        shape is ``layout.shape``.
+        """
+        return self._layout.mode_sizes
 
     @property
     def dtype(self) -> SimpleDType | CompoundDType:
@@ -192,8 +197,8 @@ class Tensor:
         self._require_differentiable("assigning .grad")
         if not isinstance(value, Tensor):
             raise TypeError(f".grad must be a Tensor or None, got {type(value).__name__}")
-        if value.shape != self.shape:
-            raise ValueError(f".grad must have shape {self.shape}, got {value.shape}")
+        if value._layout.shape != self._layout.shape:
+            raise ValueError(f".grad must have layout shape {self._layout.shape}, got {value._layout.shape}")
         self._grad = value
 
     @property

@@ -110,7 +110,7 @@ def _slot_map(layout: Layout, offset: int) -> np.ndarray:
 
 def _values_tensor(values: np.ndarray, like: Tensor) -> Tensor:
     """A Float32 Tensor holding ``values`` in ``like``'s layout (canonical when ``like`` aliases), on its carrier."""
-    layout = like.layout if like.layout.is_injective() else Layout.canonical(like.shape)
+    layout = like.layout if like.layout.is_injective() else Layout.canonical(like.layout.shape)
     slots = _slot_map(layout, 0)
     buffer = np.zeros(max(layout.cosize, 1), dtype=np.float32)
     buffer[slots.reshape(-1)] = np.asarray(values, dtype=np.float64).reshape(-1)
@@ -121,8 +121,9 @@ def _cotangent_values(cotangent: Any, out: Tensor) -> np.ndarray:
     """The cotangent as float64 values shaped like ``out.numpy()`` (ones for a scalar output)."""
     shape = tuple(out.layout.mode_sizes)
     if cotangent is None:
-        if out.shape != Shape(1):
-            raise ValueError(f"cotangent=None needs a scalar output with layout shape (1,), got shape {out.shape}; "
+        if out.layout.shape not in (Shape(1), Shape(())):
+            raise ValueError(f"cotangent=None needs a scalar output (layout shape (1,) or ()), got shape "
+                             f"{out.layout.shape}; "
                              f"pass a cotangent")
         return np.ones(shape, dtype=np.float64)
     values = cotangent.numpy() if isinstance(cotangent, Tensor) else np.asarray(cotangent)
@@ -376,9 +377,9 @@ def assert_carriers_agree(fn: Callable, inputs: Sequence[Any], cotangent: Any = 
         label = _carrier_label(spec)
         moved, out, grads = _run(fn, inputs, cotangent, spec)
         _check_grad_carrier(label, moved, grads)
-        if out.dtype != ref_out.dtype or out.shape != ref_out.shape:
-            raise AssertionError(f"carrier {label!r}: output is {out.dtype!r} of shape {out.shape}, numpy gives "
-                                 f"{ref_out.dtype!r} of shape {ref_out.shape}")
+        if out.dtype != ref_out.dtype or out.layout.shape != ref_out.layout.shape:
+            raise AssertionError(f"carrier {label!r}: output is {out.dtype!r} of shape {out.layout.shape}, numpy gives "
+                                 f"{ref_out.dtype!r} of shape {ref_out.layout.shape}")
         pairs = [(-1, np.asarray(out.numpy()), ref_out_values)]
         for i, (g, rg) in enumerate(zip(grads, ref_grads)):
             if (g is None) != (rg is None):

@@ -32,8 +32,6 @@ from strideweave.layout.int_tuple import crd2idx, depth, idx2crd, leaves, produc
         (np.bool_(True), TypeError, "True"),
         (-1, ValueError, "-1"),
         ([2, [3, -4]], ValueError, "-4"),
-        ([], ValueError, "[]"),
-        ((), ValueError, "()"),
         ([2, []], ValueError, "empty"),
         ([[()]], ValueError, "empty"),
     ],
@@ -135,7 +133,7 @@ def test_canonical_is_cached_and_checked():
     with pytest.raises(TypeError):
         Layout.canonical(Stride([1]))
     with pytest.raises(ValueError):
-        Layout.canonical([])
+        Layout.canonical([2, []])
     assert not Layout((4, 2), (2, 1)).is_canonical()
 
 
@@ -211,6 +209,22 @@ def test_call_linear_and_coordinates():
 def test_call_rejects(args, exc):
     with pytest.raises(exc):
         Layout((2, (4, 3)), (1, (2, 8)))(*args)
+
+
+def test_rank0_layout():
+    # The 0-d layout: no modes, one coordinate (the empty one) at offset 0.
+    layout = Layout(Shape(()), Stride(()))
+    assert Shape([]) == Shape(()) and Shape(()).modes == () and Shape(()).size == 1
+    assert (layout.rank, layout.size, layout.cosize, layout.depth) == (0, 1, 1, 1)
+    assert layout() == 0 and layout(0) == 0
+    assert layout.mode_sizes == () and layout.leaf_shape == () and layout.rev_leaf_shape == ()
+    assert layout.is_compact() and layout.is_canonical() and Layout.canonical(()) == layout
+    assert str(layout) == "():()" and eval(repr(layout)) == layout
+    assert layout.flatten() == layout
+    with pytest.raises(IndexError):
+        layout(1)
+    with pytest.raises(ValueError, match="not congruent"):
+        Layout((), (1,))
 
 
 def test_call_empty_layout():

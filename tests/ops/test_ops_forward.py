@@ -78,7 +78,7 @@ def test_broadcasting_forward(carrier, kind, other):
     expected_shape = np.broadcast_shapes((3, 4), other)
     for out, ref in ((a + b, a.numpy() + b.numpy()), (b * a, b.numpy() * a.numpy()),
                      (sw.maximum(a, b), np.maximum(a.numpy(), b.numpy()))):
-        assert out.shape == sw.Shape(list(expected_shape))
+        assert out.shape == tuple(expected_shape)
         close(out, ref)
 
 
@@ -86,7 +86,7 @@ def test_broadcasting_nested_forward(carrier):
     a = make("nested", seed=6, carrier=carrier)
     b = canonical([1, [2, 2]], seed=7, carrier=carrier)
     out = a * b
-    assert out.shape == sw.Shape([3, [2, 2]])
+    assert out.layout.shape == sw.Shape([3, [2, 2]]) and out.shape == (3, 4)
     close(out, a.numpy() * b.numpy())
     c = canonical([3, 1], seed=8, carrier=carrier)
     close(a - c, a.numpy() - c.numpy())
@@ -215,7 +215,7 @@ def test_matmul_errors_name_both_shapes(carrier):
     b = canonical((4, 5), carrier=carrier)
     with pytest.raises(ValueError) as info:
         sw.matmul(a, b)
-    assert "(2,3)" in str(info.value) and "(4,5)" in str(info.value)
+    assert "(2, 3)" in str(info.value) and "(4, 5)" in str(info.value)
     with pytest.raises(ValueError):
         sw.tensordot(a, b, modes=1)
 
@@ -296,7 +296,7 @@ def test_reshape_is_colexicographic_and_nested(carrier):
     r = sw.reshape(x, (3, 4))
     assert r.numpy().tolist() == np.arange(12).reshape((3, 4), order="F").tolist()
     n = sw.reshape(x, [3, [2, 2]])
-    assert n.shape == sw.Shape([3, [2, 2]])
+    assert n.layout.shape == sw.Shape([3, [2, 2]]) and n.shape == (3, 4)
     assert n.numpy().tolist() == np.arange(12).reshape((3, 4), order="F").tolist()
     with pytest.raises(ValueError, match="12"):
         sw.reshape(x, (5, 2))

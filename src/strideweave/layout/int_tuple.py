@@ -72,11 +72,12 @@ def normalize_modes(value: Any, kind: str) -> tuple:
     ``value`` is an int or a (nested) list/tuple of ints. An int becomes a
     one-mode tuple. ``kind`` ("Shape" or "Stride") names the caller in
     error messages. Raises ``TypeError`` for wrong types (bool, float, str,
-    ...) and ``ValueError`` for negative values or empty tuples.
+    ...) and ``ValueError`` for negative values or empty nested tuples; an
+    empty top-level tuple is the rank-0 shape ``()``.
     """
     if isinstance(value, (list, tuple)):
-        if not value:
-            raise ValueError(f"{kind}: got empty {type(value).__name__} {value!r}; expected at least one mode")
+        # An empty top level is the rank-0 (0-d) shape: size 1, no modes.
+        # Empty *nested* tuples stay errors (``_normalize``).
         return tuple(_normalize(v, kind, (i,)) for i, v in enumerate(value))
     if type(value) is int and value >= 0:
         return (value,)
@@ -119,7 +120,7 @@ def depth(t: int | tuple) -> int:
     """CuTe depth: 0 for an int, 1 + max depth of the children for a tuple."""
     if type(t) is int:
         return 0
-    return 1 + max(depth(x) for x in t)
+    return 1 + max((depth(x) for x in t), default=0)  # rank 0: depth 1
 
 
 def product(t: int | tuple) -> int:
