@@ -57,6 +57,12 @@ def test_jax_function_refuses_to_differentiate_a_non_float32_array():
     assert f(x).dtype == jnp.float32   # the forward pass is fine
     with pytest.raises(ValueError, match="argument 0 is being differentiated but has dtype float16.*float32"):
         jax.grad(lambda x: jnp.sum(f(x)))(x)
+    with pytest.raises(ValueError, match="argument 0 is being differentiated but has dtype float16.*float32"):
+        jax.jit(jax.grad(lambda x: jnp.sum(f(x))))(x)
+    # Only the differentiated arguments must be float32.
+    g = sw.interop.jax_function(lambda a, h: a * sw.astype(h, sw.DType.Float32))
+    for run in (jax.grad(lambda a, h: jnp.sum(g(a, h))), jax.jit(jax.grad(lambda a, h: jnp.sum(g(a, h))))):
+        np.testing.assert_allclose(run(jnp.ones(3), x * 2), [2.0, 2.0, 2.0])
 
 
 @pytest.mark.parametrize("transform", ["jit", "grad", "vmap"])

@@ -43,6 +43,7 @@ class _Bridge:
         self.name = f"jax_function({fn_name(fn)})"
         self.single = True
         self.specs = None
+        self.wanted: list[int] = []
 
     # -- running fn ------------------------------------------------------------------------
     def evaluate(self, arrays) -> tuple[list, tuple]:
@@ -107,34 +108,32 @@ class _Bridge:
         jax = _jax()
         return values if isinstance(values, jax.Array) else jax.numpy.asarray(transfer(values, resolve("jax")))
 
-    # -- custom_vjp rules ------------------------------------------------------------------
-    def fwd(self, *arrays):
+    # -- custom_vjp rules (symbolic zeros: fwd learns which inputs are differentiated) ---------
+    def fwd(self, *primals):
+        arrays = [p.value for p in primals]
+        self.wanted = []
+        for i, (p, a) in enumerate(zip(primals, arrays)):
+            dtype = np.dtype(a.dtype)
+            if p.perturbed and dtype == np.float32:
+                self.wanted.append(i)
+            elif p.perturbed and (np.issubdtype(dtype, np.inexact) or dtype.name == "bfloat16"):
+                raise ValueError(f"{self.name}: argument {self.positions[i]} is being differentiated but has dtype "
+                                 f"{dtype}; StrideWeave differentiates float32 only (cast it, or keep it out of "
+                                 "the differentiated arguments)")
         # Only a higher-order derivative differentiates fwd itself: refuse it by name.
         arrays = _first_order(self.name)(*arrays)
         return self.primal(*arrays), arrays
 
-    def _wanted(self, arrays) -> list[int]:
-        """Positions of the Float32 arrays; ValueError for other floating arrays (not differentiable)."""
-        wanted = []
-        for i, a in enumerate(arrays):
-            dtype = np.dtype(a.dtype)
-            if dtype == np.float32:
-                wanted.append(i)
-            elif np.issubdtype(dtype, np.inexact) or dtype.name == "bfloat16":
-                raise ValueError(f"{self.name}: argument {self.positions[i]} is being differentiated but has dtype "
-                                 f"{dtype}; StrideWeave differentiates float32 only (cast it, or pass it through "
-                                 "jax.lax.stop_gradient)")
-        return wanted
+    def host_vjp(self, wanted, live, *values):
+        """Backward on the host (or eagerly): ``fn`` again, then one StrideWeave traversal.
 
-    def host_vjp(self, count, *values):
-        """Backward on the host (or eagerly): ``fn`` again, then one StrideWeave traversal."""
+        ``values`` are the input arrays, then the cotangents of the outputs
+        numbered in ``live``; returns the gradients of the inputs in ``wanted``.
+        """
+        count = len(self.positions)
         arrays, cts = values[:count], values[count:]
-        wanted = self._wanted(arrays)
         with grad_mode(True):
             inputs, outputs = self.evaluate(arrays)
-        live = [k for k, o in enumerate(outputs) if o.is_differentiable()]
-        if len(cts) != len(live):
-            raise ValueError(f"{self.name}: expected {len(live)} cotangents, got {len(cts)}")
         cotangents = [None] * len(outputs)
         for k, ct in zip(live, cts):
             cotangents[k] = cotangent_for(outputs[k], ct, f"{self.name}: cotangent for output {k}")
@@ -142,35 +141,33 @@ class _Bridge:
         results = []
         for i, g in zip(wanted, grads):
             shape = tuple(arrays[i].shape)
-            if g is None:
-                results.append(np.zeros(shape, np.float32))
-            else:
-                values = g.to_array()
-                results.append(values.reshape(shape))
+            results.append(np.zeros(shape, np.float32) if g is None else g.to_array().reshape(shape))
         return tuple(results)
 
     def bwd(self, arrays, cts):
         jax = _jax()
         cts = (cts,) if self.single else tuple(cts)
-        live = [ct for ct in cts if np.dtype(ct.dtype) == np.float32]
-        wanted = self._wanted(arrays)
+        zero = jax.custom_derivatives.SymbolicZero
+        live = [k for k, ct in enumerate(cts) if not isinstance(ct, zero) and np.dtype(ct.dtype) == np.float32]
+        wanted = self.wanted
+        result: list = [None] * len(arrays)  # None: a zero cotangent
+        if not wanted or not live:
+            return tuple(result)
         # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
-        values = _first_order(self.name)(*arrays, *live)
-        arrays, live = values[:len(arrays)], list(values[len(arrays):])
-        if any(_is_tracer(v) for v in (*arrays, *live)):
+        values = _first_order(self.name)(*arrays, *[cts[k] for k in live])
+        if any(_is_tracer(v) for v in values):
             specs = tuple(jax.ShapeDtypeStruct(arrays[i].shape, np.float32) for i in wanted)
-            grads = jax.pure_callback(functools.partial(self._host_vjp_numpy, len(arrays)), specs, *arrays, *live,
+            grads = jax.pure_callback(functools.partial(self._host_vjp_numpy, wanted, live), specs, *values,
                                       vmap_method="sequential")
         else:
-            grads = [self._native(g) for g in self.host_vjp(len(arrays), *arrays, *live)]
-        result = [np.zeros(a.shape, jax.dtypes.float0) for a in arrays]
+            grads = [self._native(g) for g in self.host_vjp(wanted, live, *values)]
         for i, g in zip(wanted, grads):
             result[i] = g
         return tuple(result)
 
-    def _host_vjp_numpy(self, count, *values):
+    def _host_vjp_numpy(self, wanted, live, *values):
         values = [np.asarray(v) for v in values]
-        return tuple(np.asarray(g) for g in self.host_vjp(count, *values))
+        return tuple(np.asarray(g) for g in self.host_vjp(wanted, live, *values))
 
 
 def _first_order(name: str):
@@ -214,7 +211,7 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
                             f"{[type(a).__name__ for a in args]}")
         bridge = _Bridge(fn, args, kwargs, positions, out_shape)
         wrapped = jax.custom_vjp(bridge.primal)
-        wrapped.defvjp(bridge.fwd, bridge.bwd)
+        wrapped.defvjp(bridge.fwd, bridge.bwd, symbolic_zeros=True)
         return wrapped(*[args[i] for i in positions])
 
     return call
