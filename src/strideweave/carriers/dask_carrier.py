@@ -210,19 +210,20 @@ def compute_arrays(arrays):
             raise
         raise RuntimeError(
             f"Dask computation failed because the cluster lost a worker ({cause}: {exc}); "
-            "nothing was changed: compute again once the cluster is healthy"
+            "no Tensor and no .grad was changed, and their lazy values can be computed again"
         ) from exc
 
 
 def _lost_worker(exc):
-    """The name of a lost-worker failure class ``exc`` belongs to, else None."""
-    try:
-        from distributed import FutureCancelledError
-        from distributed.comm.core import CommClosedError
-        from distributed.scheduler import KilledWorker
-    except ImportError:
+    """The name of the lost-worker failure class ``exc`` belongs to, else None."""
+    import sys
+
+    if "distributed" not in sys.modules:  # no cluster was ever involved
         return None
-    for cls in (KilledWorker, CommClosedError, FutureCancelledError):
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    for cls in (KilledWorker, CommClosedError):
         if isinstance(exc, cls):
             return cls.__name__
     return None
