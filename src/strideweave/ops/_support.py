@@ -46,11 +46,20 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
     for tensor in tensors:
         for carrier in tensor._carriers:
             if not _same_place(first, carrier):
-                raise TypeError(
+                blocks = any(t._blocks is not None for t in tensors)
+                raise (MixedBlocks if blocks else TypeError)(
                     f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); "
                     "pass options=ExecutionOptions(carrier=...) to say where the operation runs"
                 )
     return kind_of(first)
+
+
+class MixedBlocks(TypeError):
+    """Operands (blocks of a multi-subtensor Tensor among them) on several carriers, no options given.
+
+    Elementwise primitives then run block by block (``ops/_blockwise.py``);
+    every other operation reports it as the TypeError it is.
+    """
 
 
 def _describe(carrier) -> str:
@@ -504,6 +513,19 @@ class Primitive(Operation):
     __slots__ = ("place", "saved", "wanted")
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
+    #: whether the forward may run block by block when a multi-subtensor operand's
+    #: blocks live on different carriers (true for elementwise operations)
+    blockwise = False
+
+    def __call__(self, *args: Any, options: Any = None, **kwargs: Any) -> Tensor:
+        try:
+            return Operation.__call__(self, *args, options=options, **kwargs)
+        except MixedBlocks:
+            if not self.blockwise:
+                raise
+        from ._blockwise import run_blockwise
+
+        return run_blockwise(self, args, kwargs)
 
     def __init__(self) -> None:
         self.place = None

@@ -35,6 +35,7 @@ class _Binary(Primitive):
     """
 
     __slots__ = ()
+    blockwise = True
     keeps_result = False
     #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
     scalar_vjp_reads_tensor = True
@@ -199,6 +200,7 @@ class _Unary(Primitive):
     """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
 
     __slots__ = ()
+    blockwise = True
     keeps_result = False
     needs_input = True
 
