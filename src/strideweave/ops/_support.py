@@ -8,6 +8,7 @@ turns a computed gradient into a cotangent in an input's exact layout.
 
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -176,7 +177,7 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
         flat = dense_buffer(tensor, kind)
         if flat is not None:
             shape = storage_shape(layout)
-            return flat if len(shape) == 1 else xp.reshape(flat, shape)
+            return flat if len(shape) == 1 else _unit_alias(flat, xp.reshape(flat, shape))
     values = expand(operand(tensor, kind), tensor._layout._shape_modes, layout._shape_modes, xp)
     return to_storage(values, layout, xp)
 
@@ -208,6 +209,11 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> A
     return values if tuple(values.shape) == leaves else xp.reshape(values, leaves)
 
 
+def _dense(layout: Layout) -> bool:
+    # is_canonical() is cached on the layout; is_compact() is derived on every call (hot path).
+    return layout.is_canonical() or layout.is_compact()
+
+
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
     """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in a dense layout, else None.
 
@@ -217,7 +223,7 @@ def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
     """
     carrier = tensor._carriers[0]
     layout = tensor._layout
-    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and layout.is_compact() \
+    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and _dense(layout) \
             and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
         return carrier._array
     return None
@@ -232,7 +238,7 @@ def result_layout(modes: tuple, tensors: Sequence[Tensor]) -> Layout:
     chosen = None
     for tensor in tensors:
         layout = tensor._layout
-        if layout._shape_modes != modes or not layout.is_compact():
+        if layout._shape_modes != modes or not _dense(layout):
             continue
         if chosen is None:
             chosen = layout
@@ -371,31 +377,44 @@ def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any, batch: int |
 
 
 def times(g: Any, values: Any, xp: Any) -> Any:
-    """``g * values`` for a backward rule, skipping the product when ``g`` is a unit broadcast.
+    """``g * values`` for a backward rule, skipping the product when ``g`` is a unit cotangent.
 
-    ``loss.backward()`` seeds the traversal with a unit cotangent, which
-    reductions pass on as a stride-0 broadcast of the single value 1 (a view,
-    never materialised on NumPy and PyTorch). Multiplying by it would cost a
-    full pass over the data for nothing; the values themselves, broadcast to
-    the cotangent's shape, are the product. Cotangents are never written in
-    place, so handing out a view of saved values is safe.
+    ``loss.backward()`` seeds the traversal with ones, which a full
+    reduction passes on as one value for every element (a stride-0 view on
+    NumPy and PyTorch, a materialised array on JAX). Such arrays carry a unit
+    flag (``is_unit``), on every backend alike; multiplying by them would cost
+    a full pass over the data for nothing: the values themselves, broadcast
+    to the cotangent's shape, are the product. Cotangents are never written
+    in place, so handing out a view of saved values is safe.
     """
-    if hasattr(values, "shape") and _is_unit_broadcast(g):
+    if hasattr(values, "shape") and is_unit(g):
         return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
     return g * values
 
 
-def _is_unit_broadcast(g: Any) -> bool:
-    strides = getattr(g, "strides", None)  # NumPy
-    if strides is None:
-        stride = getattr(g, "stride", None)  # PyTorch (a method); other namespaces have no strides
-        if stride is None or not callable(stride) or type(g).__module__.split(".")[0] != "torch":
-            return False
-        strides = stride()
-        if g.numel() < 2 or any(strides):
-            return False
-        return bool(g.reshape(-1)[0] == 1)
-    return g.size > 1 and not any(strides) and g.flat[0] == 1
+#: Native cotangent arrays known to hold only ones, by identity, held weakly (the unit flag).
+_UNIT_ARRAYS: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+#: Backends whose arrays hold values now, so a one-element cotangent can be read cheaply
+#: (a lazy backend such as Dask would compute its whole graph).
+_EAGER = frozenset({"numpy", "torch", "jax"})
+
+
+def is_unit(array: Any) -> bool:
+    """Whether ``array`` is a cotangent flagged as all ones."""
+    return _UNIT_ARRAYS.get(id(array)) is array
+
+
+def _mark_unit(array: Any) -> Any:
+    try:
+        _UNIT_ARRAYS[id(array)] = array
+    except TypeError:  # not weakly referenceable: no flag, the product is merely computed
+        pass
+    return array
+
+
+def _unit_alias(source: Any, result: Any) -> Any:
+    """``result`` (a reshape or view of ``source``) inherits ``source``'s unit flag."""
+    return _mark_unit(result) if result is not source and is_unit(source) else result
 
 
 # ----- cotangents in an input's exact layout ----------------------------------------------------
@@ -427,7 +446,7 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                                         and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
     layout = target._layout
-    dense = layout.is_compact()
+    dense = _dense(layout)
     if values.ndim == 1 and values.shape[0] == layout.size and dense:
         # Already flat values in the layout's storage order (the elementwise fast path).
         return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
@@ -435,7 +454,10 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     if values.shape != leaves:
         if dense and all(extent == 1 for extent in values.shape):
             # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
-            values = xp.broadcast_to(xp.reshape(values, (1,)), (layout.size,))
+            one = xp.reshape(values, (1,))
+            values = xp.broadcast_to(one, (layout.size,))
+            if cls.backend in _EAGER and layout.size > 1 and float(one[0]) == 1.0:
+                _mark_unit(values)
             return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():
@@ -472,7 +494,7 @@ def gradient_values(op: Operation, gradient: Tensor) -> tuple[Any, int | None]:
     A batched cotangent has one more top-level mode than the op's result; its
     batch axis comes first in the returned array.
     """
-    values = operand(gradient, op.place)
+    values = _unit_alias(gradient._carriers[0]._array, operand(gradient, op.place))
     layout = gradient._layout
     if layout is op._result_layout or len(layout._shape_modes) == len(op._result_layout._shape_modes):
         return values, None

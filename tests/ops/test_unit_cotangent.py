@@ -1,0 +1,36 @@
+"""The unit-cotangent flag: a full reduction's gradient of ones skips the multiply on every backend."""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from strideweave.ops._support import cotangent_for, is_unit, kind_of, times
+
+CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch", "jax")]
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("value, flagged", [(1.0, True), (2.0, False)])
+def test_one_value_for_every_element_is_flagged_only_when_it_is_one(carrier, value, flagged):
+    target = sw.ones(sw.Shape([2, 3]), carrier=carrier)
+    kind = kind_of(target.carrier)
+    seed = kind.namespace.full((1, 1), value, dtype=target.carrier.array.dtype)
+    cotangent = cotangent_for(target, seed, kind)
+    g = cotangent.carrier.array
+    assert is_unit(g) is flagged
+    np.testing.assert_array_equal(cotangent.numpy(), np.full((2, 3), value, np.float32))
+    x = target.carrier.array * 3
+    product = times(g, x, kind.namespace)
+    assert (product is x) is flagged            # the flagged product is the values themselves
+    np.testing.assert_allclose(np.asarray(sw.tensor(product).numpy()), np.full(6, 3 * value))
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_gradients_through_the_unit_seed_match_numpy(carrier):
+    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    x = sw.Tensor.from_storage(sw.tensor(x0.ravel(order="F"), carrier=carrier).carrier.array,
+                               sw.Layout.canonical(sw.Shape([3, 4])))
+    w = sw.tensor(np.full((1, 4), 0.5, np.float32), carrier=carrier)
+    (sw.exp(x) * x * w).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x0) * (x0 + 1) * 0.5, rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), (np.exp(x0) * x0).sum(axis=0, keepdims=True), rtol=1e-5)
