@@ -26,30 +26,38 @@ def _inputs(case, carrier):
     return [p.tensor(carrier) for p in prepare_inputs(case.inputs, "canonical", case.seed)]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_unit_seed_gradients_are_float32(case, carrier):
+FAMILIES = sorted({c.family for c in CASES})
+
+
+def _check_unit_seed(case, carrier):
     xs = _inputs(case, carrier)
     out = case.fn(*xs)
     if not out.is_differentiable():
-        pytest.fail(f"{case.name} gave a {out.dtype!r} result from Float32 inputs")
+        return f"{case.name}: a {out.dtype!r} result from Float32 inputs"
     sw.sum(out).backward()
-    for x in xs:
-        if x.grad is not None:
-            assert x.grad.dtype is F32 and _native_is_float32(x.grad), (case.name, x.grad.dtype)
+    bad = [x.grad.dtype for x in xs if x.grad is not None and not (x.grad.dtype is F32 and _native_is_float32(x.grad))]
+    return f"{case.name}: gradients of dtype {bad}" if bad else None
 
 
-@pytest.mark.parametrize("case", CASES[:24], ids=[c.name for c in CASES[:24]])
-def test_integer_cotangent_gives_float32_gradients(case, carrier):
+def _check_integer_cotangent(case, carrier):
     xs = _inputs(case, carrier)
     out = case.fn(*xs)
-    cotangent = sw.Tensor.from_storage(np.ones(out.layout.cosize, np.int32), out.layout, carrier=carrier) \
-        if out.layout.is_injective() else None
-    if cotangent is None:
-        pytest.skip("broadcast-aliased result: the cotangent needs another layout")
-    grads = sw.grad(out, xs, cotangent)
-    for g in grads:
-        if g is not None:
-            assert g.dtype is F32 and _native_is_float32(g), (case.name, g.dtype)
+    if not out.layout.is_injective():
+        return None  # a broadcast-aliased result takes its cotangent in another layout
+    cotangent = sw.Tensor.from_storage(np.ones(out.layout.cosize, np.int32), out.layout, carrier=carrier)
+    bad = [g.dtype for g in sw.grad(out, xs, cotangent)
+           if g is not None and not (g.dtype is F32 and _native_is_float32(g))]
+    return f"{case.name}: gradients of dtype {bad}" if bad else None
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_gradients_are_float32_for_every_catalogue_case(family, carrier):
+    """Both paths, for every case of one family (one test per family keeps the suite's overhead low)."""
+    problems = []
+    for case in CASES:
+        if case.family == family:
+            problems += [p for p in (_check_unit_seed(case, carrier), _check_integer_cotangent(case, carrier)) if p]
+    assert not problems, problems
 
 
 def test_mixed_integer_operand_keeps_float32_gradients(carrier):
