@@ -33,7 +33,7 @@ __all__ = ["CARRIERS", "Check", "RunResult", "run", "run_case", "run_unit", "che
            "unit_count"]
 
 #: the carriers the suite knows, in report order
-CARRIERS = ("numpy", "torch", "jax", "array_api_strict")
+CARRIERS = ("numpy", "torch", "jax", "array_api_strict", "dask")
 REFERENCE = "numpy"
 
 
@@ -256,7 +256,7 @@ def run_case(case: Case, carriers: Sequence[str]) -> list[Check]:
 
 def resolve_carriers(requested: Iterable[str] | None) -> list[str]:
     """The requested carriers (default: all installed), validated, in report order."""
-    installed = available_carriers()
+    installed = available_carriers(lazy=True)
     if requested is None:
         return [c for c in CARRIERS if c in installed]
     requested = list(dict.fromkeys(requested))
