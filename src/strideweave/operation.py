@@ -51,6 +51,9 @@ class Operation:
     """
 
     __slots__ = ("_inputs", "_versions", "_context", "_released", "_result_layout", "__dict__")
+    #: True for the library's own operations (``ops``' Primitive): the engine may hand their
+    #: backward a shared cotangent and set ``wanted``; a custom backward gets a private copy.
+    builtin = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
         # Initialised here rather than in __init__ so subclasses may define

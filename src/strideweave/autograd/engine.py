@@ -18,7 +18,6 @@ from typing import Any
 
 from .._locks import locked
 from ..dtypes import DType
-from ..ops._support import Primitive
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
@@ -131,7 +130,7 @@ class Traversal:
                                            or result._layout.aliasing() != "injective"):
                     gradient = self.settle(result, gradient)
                 node._check_versions()
-                if prune and isinstance(node, Primitive):
+                if prune and node.builtin:
                     # Functional grad: a leaf nobody asked for needs no cotangent.
                     wanted = tuple([t._ctx is not None or id(t) in requested for t in inputs])
                     if False in wanted:
@@ -142,7 +141,7 @@ class Traversal:
                             node.wanted = None
                     else:
                         grads = node.backward(gradient)
-                elif isinstance(node, Primitive):
+                elif node.builtin:
                     grads = node.backward(gradient)
                 else:
                     # A custom backward may write into its gradient: hand it a private

@@ -533,6 +533,7 @@ class Primitive(Operation):
     """
 
     __slots__ = ("place", "saved", "wanted")
+    builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
     #: whether the forward may run block by block when a multi-subtensor operand's
