@@ -76,3 +76,10 @@ def test_autograd_entry_points_refuse_a_multi_subtensor_result():
     with pytest.raises(NotImplementedError):
         sw.grad(y, [x.subtensors[0]], sw.ones((7, 3)))
     assert [b.grad for b in x.subtensors] == before
+
+
+def test_compute_evaluates_the_dask_blocks_only():
+    host, x = _mixed()
+    (done,) = sw.compute(sw.exp(x))
+    assert [type(c) for c in done.carriers] == [sw.TorchCarrier, sw.NumpyCarrier, sw.NumpyCarrier]
+    np.testing.assert_allclose(done.numpy(), np.exp(host), rtol=1e-6)

@@ -270,6 +270,8 @@ def _window(t, j):
     if t._blocks is not None:
         block = t._blocks[0][j]
         return block._offset, block._offset + block._layout.cosize
+    if len(t._carriers) > 1:  # compound fields share one offset: keep whole buffers
+        return 0, t._carriers[j]._size
     return t._offset, t._offset + t._layout.cosize
 
 
@@ -283,6 +285,5 @@ def _rebuilt(t, computed):
                  for b, c in zip(blocks, computed)]
         return Tensor.from_subtensors(parts, mode)
     carriers = [t._carriers[j] if c is None else c[0] for j, c in enumerate(computed)]
-    lo = computed[0][1] if computed[0] is not None else 0
-    out = Tensor(carriers if len(carriers) > 1 else carriers[0], t._layout, t._offset - lo, dtype=t._dtype)
-    return out
+    lo = computed[0][1] if len(carriers) == 1 else 0
+    return Tensor(carriers if len(carriers) > 1 else carriers[0], t._layout, t._offset - lo, dtype=t._dtype)
