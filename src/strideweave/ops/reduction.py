@@ -60,8 +60,10 @@ class _Reduction(Primitive):
 
     __slots__ = ()
     function = ""
-    #: whether a reduction over every mode may read the flat buffer (backward never reads x's axes)
-    reads_flat = False
+    #: whether the VJP reads the input's values (else a full reduction may read the flat buffer)
+    reads_input = False
+    #: whether the VJP reads the result
+    reads_result = False
 
     def forward(self, x: Any, *, modes=None, keepdims: bool = False, options=None) -> Tensor:
         if not isinstance(x, Tensor):
@@ -70,118 +72,88 @@ class _Reduction(Primitive):
         xp = kind.namespace
         reduced = _normalise_modes(modes, x._layout.rank, self.function)
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims))
-        flat = dense_buffer(x, kind) if self.reads_flat and len(axes) == len(kept_rev) else None
+        flat = dense_buffer(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None
         if flat is not None:
             out = self.compute(xp, flat, (0,))  # every axis reduced: the flat buffer says it all
         else:
             out = self.compute(xp, operand(x, kind), axes)
         self.place = kind
-        self.saved = (axes, kept_rev, self.keep(xp, out, kept_rev))
+        kept = 1
+        for extent in kept_rev:
+            kept *= extent
+        size = x._layout.size
+        # 1 / (elements reduced into each result) = kept / size; 1 for an empty input
+        self.saved = (axes, kept_rev, xp.reshape(out, kept_rev) if self.reads_result else None,
+                      kept / size if size else 1.0)
         out_layout = Layout.canonical(out_modes)
         return wrap(xp.reshape(out, out_layout.rev_leaf_shape), out_layout, kind)
-
-    def keep(self, xp, out, kept_rev):
-        return None
 
     supports_batched = True
 
     def backward(self, gradient: Tensor) -> tuple:
         xp = self.place.namespace
-        axes, kept_rev, extra = self.saved
+        axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)
+        # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis leads).
         g = xp.reshape(g, kept_rev if batch is None else (batch,) + kept_rev)
-        if batch is not None:
-            axes = tuple(axis + 1 for axis in axes)
-        return self.cotangents((self.vjp(xp, g, self._inputs[0], axes, extra),), batch)
+        values = operand(self._inputs[0], self.place) if self.reads_input else None
+        return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
 
 
-class Sum(_Reduction):
-    __slots__ = ()
-    reads_flat = True
-    function = "sum"
+# ----- Rules: one line per reduction ------------------------------------------------------------------
+#
+# ``forward(xp, values, axes)`` reduces rev axes; ``vjp(xp, g, x, axes, out,
+# inv_count)`` gives the input's gradient from ``g`` (reduced axes kept with
+# extent 1), the input values ``x`` and the result ``out`` (each present only
+# when ``reads`` names it) and ``inv_count``, one over the number of elements
+# reduced into each result.
 
-    def compute(self, xp, values, axes):
-        return xp.sum(values, axis=axes)
-
-    def vjp(self, xp, g, x, axes, extra):
-        return g
-
-
-class Mean(_Reduction):
-    __slots__ = ()
-    reads_flat = True
-    function = "mean"
-
-    def compute(self, xp, values, axes):
-        return xp.mean(values, axis=axes)
-
-    def vjp(self, xp, g, x, axes, extra):
-        kept = 1
-        for extent in self.saved[1]:
-            kept *= extent
-        return g * (kept / x._layout.size) if x._layout.size else g  # kept / size = 1 / reduced count
+def _extremum_vjp(xp, g, x, axes, out, inv_count):
+    # The positions that attain the extremum share the gradient evenly.
+    hits = xp.astype(x == out, x.dtype)
+    return g * (hits / xp.sum(hits, axis=axes, keepdims=True))
 
 
-class _Extremum(_Reduction):
-    """max / min: the gradient is shared evenly among the positions that attain the extremum."""
-
-    __slots__ = ()
-
-    def compute(self, xp, values, axes):
-        return getattr(xp, self.function)(values, axis=axes)
-
-    def keep(self, xp, out, kept_rev):
-        return xp.reshape(out, kept_rev)
-
-    def vjp(self, xp, g, x, axes, extremum):
-        values = operand(x, self.place)
-        hits = xp.astype(values == extremum, values.dtype)
-        return g * (hits / xp.sum(hits, axis=self.saved[0], keepdims=True))
+def _prod_vjp(xp, g, x, axes, out, inv_count):
+    # d prod / d x_i is the product of the others; dividing by x_i fails at zeros,
+    # so count zeros per slice and use the product of the non-zero entries.
+    is_zero = x == 0
+    nonzero = xp.where(is_zero, xp.ones_like(x), x)
+    product_nonzero = xp.prod(nonzero, axis=axes, keepdims=True)
+    zeros = xp.sum(xp.astype(is_zero, x.dtype), axis=axes, keepdims=True)
+    others = xp.where(zeros == 0, product_nonzero / nonzero,
+                      xp.where((zeros == 1) & is_zero, product_nonzero, xp.zeros_like(x)))
+    return g * others
 
 
-class Max(_Extremum):
-    __slots__ = ()
-    function = "max"
+#: name: (forward, vjp, reads, doc)
+REDUCTION_RULES = {
+    "sum": (lambda xp, v, axes: xp.sum(v, axis=axes), lambda xp, g, x, axes, out, n: g, "", "Sum"),
+    "mean": (lambda xp, v, axes: xp.mean(v, axis=axes), lambda xp, g, x, axes, out, n: g * n, "",
+             "Arithmetic mean"),
+    "max": (lambda xp, v, axes: xp.max(v, axis=axes), _extremum_vjp, "x out",
+            "Maximum (ties share the gradient evenly)"),
+    "min": (lambda xp, v, axes: xp.min(v, axis=axes), _extremum_vjp, "x out",
+            "Minimum (ties share the gradient evenly)"),
+    "prod": (lambda xp, v, axes: xp.prod(v, axis=axes), _prod_vjp, "x", "Product"),
+}
 
 
-class Min(_Extremum):
-    __slots__ = ()
-    function = "min"
+def _reduction(name, forward, vjp, reads, doc):
+    op_class = type(name.title(), (_Reduction,), {
+        "__slots__": (), "function": name, "compute": staticmethod(forward), "vjp": staticmethod(vjp),
+        "reads_input": "x" in reads, "reads_result": "out" in reads})
 
-
-class Prod(_Reduction):
-    __slots__ = ()
-    function = "prod"
-
-    def compute(self, xp, values, axes):
-        return xp.prod(values, axis=axes)
-
-    def vjp(self, xp, g, x, axes, extra):
-        # d prod / d x_i is the product of the others; dividing by x_i fails at zeros,
-        # so count zeros per slice and use the product of the non-zero entries.
-        values = operand(x, self.place)
-        axes = self.saved[0]  # unbatched axes: these arrays have no batch axis
-        is_zero = values == 0
-        nonzero = xp.where(is_zero, xp.ones_like(values), values)
-        product_nonzero = xp.prod(nonzero, axis=axes, keepdims=True)
-        zeros = xp.sum(xp.astype(is_zero, values.dtype), axis=axes, keepdims=True)
-        others = xp.where(zeros == 0, product_nonzero / nonzero,
-                          xp.where((zeros == 1) & is_zero, product_nonzero, xp.zeros_like(values)))
-        return g * others
-
-
-def _reduce(op_class, doc):
     def reduce(x, modes=None, keepdims: bool = False, *, options=None) -> Tensor:
         return op_class()(x, modes=modes, keepdims=keepdims, options=options)
 
-    reduce.__name__ = reduce.__qualname__ = op_class.function
+    reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"{doc} over the top-level ``modes`` (None: all). Reduced modes are removed, or kept "
                       "with extent 1 when ``keepdims``; reducing every mode gives layout (1):(1).")
-    return reduce
+    return op_class, reduce
 
 
-sum = _reduce(Sum, "Sum")  # noqa: A001 (Array API names)
-mean = _reduce(Mean, "Arithmetic mean")
-max = _reduce(Max, "Maximum (ties share the gradient evenly)")  # noqa: A001
-min = _reduce(Min, "Minimum (ties share the gradient evenly)")  # noqa: A001
-prod = _reduce(Prod, "Product")
+RULES: dict[str, type] = {}
+for _name, _rule in REDUCTION_RULES.items():
+    RULES[_name], globals()[_name] = _reduction(_name, *_rule)
+del _name, _rule
