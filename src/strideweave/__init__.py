@@ -26,6 +26,7 @@ from .tensor import Tensor
 globals().update({_name: getattr(ops, _name) for _name in _ARRAY_API_EXTRAS})
 
 from . import interop  # noqa: E402  (after the op library the bridges build on; loads no backend)
+from . import array_api  # noqa: E402  (attaches the standard's array-object surface to Tensor)
 
 __version__ = "0.1.0"
 
@@ -49,5 +50,5 @@ __all__ = [
     # autograd
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
     # tools
-    "testing", "viz", "interop", "__version__",
+    "testing", "viz", "interop", "array_api", "__version__",
 ]

@@ -18,7 +18,8 @@ __all__ = ["tensor", "zeros", "ones", "full", "arange", "from_dlpack", "from_sto
 
 _NUMPY_NAMES = {"float32": DType.Float32, "float64": DType.Float64, "float16": DType.Float16,
                 "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32, "int64": DType.Int64,
-                "uint8": DType.UInt8, "bool": DType.Bool}
+                "uint8": DType.UInt8, "bool": DType.Bool, "complex64": DType.Complex64,
+                "complex128": DType.Complex128}
 
 
 def _shape_modes(shape: Any) -> tuple:

@@ -32,7 +32,7 @@ __all__ = [
     "dtype_from_name",
 ]
 
-_KINDS = ("bool", "int", "uint", "float")
+_KINDS = ("bool", "int", "uint", "float", "complex")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +184,9 @@ class DType:
     Float16 = SimpleDType("float16", "float", 16)
     Float32 = SimpleDType("float32", "float", 32)
     Float64 = SimpleDType("float64", "float", 64)
+    # Stored and computed forward (the Array API names them); never differentiable.
+    Complex64 = SimpleDType("complex64", "complex", 64)
+    Complex128 = SimpleDType("complex128", "complex", 128)
 
     Floating = DTypeCategory("Floating", frozenset({"float"}))
     Integral = DTypeCategory("Integral", frozenset({"int", "uint"}))
@@ -199,11 +202,14 @@ SIMPLE_DTYPES = (
     DType.Bool, DType.Int8, DType.Int16, DType.Int32, DType.Int64,
     DType.UInt8, DType.Float16, DType.Float32, DType.Float64,
 )
-_BY_NAME = {d.name: d for d in SIMPLE_DTYPES}
+#: Every dtype a carrier can store: the simple ones plus complex (forward only,
+#: for the Array API namespace; the op library's rules and grids cover SIMPLE_DTYPES).
+STORED_DTYPES = SIMPLE_DTYPES + (DType.Complex64, DType.Complex128)
+_BY_NAME = {d.name: d for d in STORED_DTYPES}
 _PUBLIC_NAMES = {
     "bool": "Bool", "int8": "Int8", "int16": "Int16", "int32": "Int32",
     "int64": "Int64", "uint8": "UInt8", "float16": "Float16",
-    "float32": "Float32", "float64": "Float64",
+    "float32": "Float32", "float64": "Float64", "complex64": "Complex64", "complex128": "Complex128",
 }
 
 
@@ -248,7 +254,7 @@ def _promote(a: SimpleDType, b: SimpleDType) -> SimpleDType:
 
 
 def _complex_holding(bits: int) -> SimpleDType:
-    for dtype in SIMPLE_DTYPES:
+    for dtype in STORED_DTYPES:
         if dtype.kind == "complex" and dtype.bits == bits:
             return dtype
     raise TypeError(f"no complex dtype of {bits} bits")

@@ -135,8 +135,8 @@ def test_numpy_native_dtypes_round_trip():
     for d in SIMPLE_DTYPES:
         assert c.native_dtype(d) == np.dtype(d.name)
         assert c.sw_dtype_of(np.dtype(d.name)) == d
-    with pytest.raises(TypeError, match="complex64"):
-        c.sw_dtype_of(np.dtype("complex64"))
+    with pytest.raises(TypeError, match="uint16"):
+        c.sw_dtype_of(np.dtype("uint16"))
 
 
 @pytest.mark.cuda

@@ -33,7 +33,7 @@ import operator
 import numpy as np
 
 from .._locks import lock_for
-from ..dtypes import SIMPLE_DTYPES, SimpleDType, _scalar_fits
+from ..dtypes import SIMPLE_DTYPES, STORED_DTYPES, SimpleDType, _scalar_fits
 from . import _indexing
 
 __all__ = ["Carrier"]
@@ -304,7 +304,7 @@ class Carrier:
             return table[native]
         except (KeyError, TypeError):
             pass
-        for d in SIMPLE_DTYPES:
+        for d in STORED_DTYPES:
             cand = getattr(xp, d.name, None)
             if cand is not None and native == cand:
                 try:

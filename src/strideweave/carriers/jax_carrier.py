@@ -88,7 +88,9 @@ class JaxCarrier(Carrier):
 
     @classmethod
     def _native_dtype_in(cls, xp, dtype):
-        if dtype.bits == 64 and not jax.config.jax_enable_x64:
+        # complex64 is two 32-bit floats (always available); complex128 needs x64 mode.
+        wide = dtype.bits == (128 if dtype.kind == "complex" else 64)
+        if wide and not jax.config.jax_enable_x64:
             raise TypeError(
                 f"JaxCarrier cannot store {dtype!r}: JAX has no 64-bit types unless x64 mode is on "
                 f"(jax.config.update('jax_enable_x64', True))"

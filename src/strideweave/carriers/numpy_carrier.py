@@ -176,8 +176,8 @@ _NATIVE = {}
 
 
 def _fill_native():
-    from ..dtypes import SIMPLE_DTYPES
-    for d in SIMPLE_DTYPES:
+    from ..dtypes import STORED_DTYPES
+    for d in STORED_DTYPES:
         _NATIVE[d] = np.dtype(d.name)
 
 

@@ -1,0 +1,89 @@
+"""Devices for the namespace: ``device=`` as a carrier name, a native device, or ``x.device``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..carriers.registry import CarrierKind, get_default_carrier, resolve
+from ..dtypes import DType
+
+__all__ = ["Info", "kind_for_device"]
+
+_NAMES = ("numpy", "torch", "jax", "array_api_strict")
+
+
+def _library_of(device: Any) -> str | None:
+    """Which carrier a native device object belongs to (no backend is imported to ask)."""
+    module = type(device).__module__ or ""
+    for name in ("torch", "jax", "jaxlib", "array_api_strict"):
+        if module.startswith(name) and name.split("lib")[0] in sys.modules:
+            return "jax" if name == "jaxlib" else name
+    return None
+
+
+def kind_for_device(device: Any) -> CarrierKind:
+    """The carrier kind ``device`` names (``None``: the default carrier)."""
+    if device is None:
+        return get_default_carrier()
+    if isinstance(device, CarrierKind):
+        return device
+    if isinstance(device, str):
+        if device in _NAMES:
+            return resolve(device)
+        if device == "cpu":
+            default = get_default_carrier()
+            # NumPy's device is the string "cpu"; torch also spells its CPU that way.
+            return default if default.cls.backend in ("numpy", "torch") else resolve("numpy")
+        raise ValueError(f"unknown device {device!r}; expected a carrier name {list(_NAMES)}, a native device "
+                         f"or an array's .device")
+    library = _library_of(device)
+    if library is None:
+        raise ValueError(f"unknown device {device!r} ({type(device).__name__}); expected a carrier name "
+                         f"{list(_NAMES)}, a native device or an array's .device")
+    return resolve(library, device=device)
+
+
+_DTYPES = {"bool": DType.Bool, "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32,
+           "int64": DType.Int64, "uint8": DType.UInt8, "float32": DType.Float32, "float64": DType.Float64,
+           "complex64": DType.Complex64, "complex128": DType.Complex128}
+_KINDS = {"bool": ("bool",), "signed integer": ("int8", "int16", "int32", "int64"), "unsigned integer": ("uint8",),
+          "integral": ("int8", "int16", "int32", "int64", "uint8"), "real floating": ("float32", "float64"),
+          "complex floating": ("complex64", "complex128"),
+          "numeric": ("int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128")}
+
+
+class Info:
+    """``__array_namespace_info__()``: what this namespace supports."""
+
+    def capabilities(self) -> dict:
+        """Boolean indexing and data-dependent shapes work; ``max dimensions`` is unbounded."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
+
+    def default_device(self) -> Any:
+        """The default carrier's native device."""
+        return get_default_carrier().device
+
+    def devices(self) -> list:
+        """The default carrier's native device (other carriers are reached by name)."""
+        return [get_default_carrier().device]
+
+    def default_dtypes(self, *, device: Any = None) -> dict:
+        """float32 for reals, int64 for indexing and integers."""
+        return {"real floating": DType.Float32, "complex floating": DType.Complex64, "integral": DType.Int64,
+                "indexing": DType.Int64}
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict:
+        """The dtypes of ``kind`` (all when ``None``) by name."""
+        if kind is None:
+            return dict(_DTYPES)
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        out = {}
+        for k in kinds:
+            if isinstance(k, str):
+                if k not in _KINDS:
+                    raise ValueError(f"unknown dtype kind {k!r}; expected one of {sorted(_KINDS)}")
+                out.update({n: _DTYPES[n] for n in _KINDS[k]})
+            else:
+                out.update({n: d for n, d in _DTYPES.items() if d is k})
+        return out

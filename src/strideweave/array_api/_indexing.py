@@ -1,0 +1,111 @@
+"""Standard indexing for Tensors: ints, slices of any step, ``...``, ``None``, boolean masks, integer arrays.
+
+Keys a layout can express (ints and slices with a positive step) become
+views through ``ops.views.getitem``; everything else (negative steps,
+masks, integer arrays) is a gather: the flat C-order positions the key
+selects are computed once on the host, and the result is a differentiable
+``take`` from the flattened Tensor, so its VJP scatters back (duplicates add).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..creation import tensor
+from ..layout import Shape
+from ..ops import reshape as _sw_reshape
+from ..ops.arrays import _c_reshape, take
+from ..ops.views import getitem as _view_getitem
+from ..ops.views import setitem as _view_setitem
+from ..tensor import Tensor
+
+__all__ = ["getitem", "setitem"]
+
+
+def _host_key(key: Any, shape: tuple) -> Any:
+    """The key with Tensors turned into NumPy arrays, validated against ``shape``."""
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    for part in parts:
+        if isinstance(part, Tensor):
+            if part.dtype.kind not in ("bool", "int", "uint"):
+                raise IndexError(f"an array index must have an integer or boolean dtype, got {part.dtype!r}")
+            part = part.numpy()
+        elif part is None or part is Ellipsis or isinstance(part, slice):
+            pass
+        elif isinstance(part, (bool, np.bool_)):
+            part = bool(part)
+        else:
+            try:
+                part = operator.index(part)
+            except TypeError:
+                raise IndexError(f"unsupported index {part!r} ({type(part).__name__}); expected an int, a slice, "
+                                 f"..., None, a boolean or integer array") from None
+        out.append(part)
+    if sum(p is Ellipsis for p in out) > 1:
+        raise IndexError(f"an index can only have a single ellipsis, got {key!r}")
+    return tuple(out)
+
+
+def _is_basic(parts: tuple) -> bool:
+    return all((type(p) is int) or (isinstance(p, slice) and (p.step is None or p.step > 0)) for p in parts)
+
+
+def _result_shape(parts: tuple, shape: tuple) -> tuple:
+    # NumPy's own rules on a stride-0 stand-in: no allocation, exact errors.
+    probe = np.broadcast_to(np.empty((), dtype=np.int8), shape)
+    try:
+        return probe[parts].shape
+    except IndexError as exc:
+        raise IndexError(f"index {parts!r} does not fit shape {shape}: {exc}") from None
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]`` with the Array API's semantics (0-d results for full integer keys)."""
+    shape = x._layout.mode_sizes
+    parts = _host_key(key, shape)
+    out_shape = _result_shape(parts, shape)
+    if _is_basic(parts) and len(parts) <= len(shape):
+        if not parts:
+            return _sw_reshape(x, Shape(shape)) if shape else _sw_reshape(x, Shape(()))
+        result = _view_getitem(x, parts if len(parts) > 1 else parts[0])
+        if tuple(result._layout.mode_sizes) != out_shape:
+            result = _sw_reshape(result, Shape(out_shape))
+        return result
+    positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)[parts]
+    flat = _c_reshape(x, (x.size,), None)
+    # int32 positions where they fit: JAX carriers have no 64-bit integers by default.
+    flat_positions = np.ascontiguousarray(positions.reshape(-1), dtype=np.int32 if x.size < 2**31 else np.int64)
+    index = tensor(flat_positions, carrier=x._carriers[0].kind)
+    picked = take(flat, index, axis=0)
+    return _c_reshape(picked, tuple(out_shape), None)
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: writes through to ``x``'s storage and bumps its version."""
+    shape = x._layout.mode_sizes
+    parts = _host_key(key, shape)
+    _result_shape(parts, shape)
+    if _is_basic(parts) and 0 < len(parts) <= len(shape):
+        # A view's window: one write through the layout (nested modes included).
+        _view_setitem(x, parts if len(parts) > 1 else parts[0], value)
+        return
+    if isinstance(value, Tensor):
+        host_value = value.numpy()
+    elif isinstance(value, (bool, int, float)):
+        host_value = value
+    else:
+        raise TypeError(f"cannot assign {type(value).__name__} {value!r}; expected a Tensor or a Python scalar")
+    current = np.array(x.numpy(), copy=True)
+    try:
+        current[parts] = host_value
+    except ValueError as exc:
+        raise ValueError(f"cannot assign a value of shape {np.shape(host_value)} to x[{key!r}] "
+                         f"(x has shape {shape}): {exc}") from None
+    if current.ndim == 0:
+        x.fill_(current.item())
+    else:
+        x.copy_(current)

@@ -1,0 +1,132 @@
+"""The standard's array-object surface, attached to ``sw.Tensor`` in one place.
+
+``tensor.py`` keeps the storage-level object; this module adds what the
+Array API asks of an array (``__array_namespace__``, ``mT``, ``to_device``,
+every operator dunder, reflected and in-place, standard indexing), the way
+JAX's ``array_methods`` attaches methods after its op library exists.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import ops as _ops
+from ..autograd.mode import is_grad_enabled
+from ..tensor import Tensor
+from . import _indexing
+
+__all__ = ["attach"]
+
+
+def _namespace(self, /, *, api_version=None):
+    if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f"unsupported Array API version {api_version!r}; this namespace implements 2024.12")
+    import strideweave.array_api as xp
+
+    return xp
+
+
+def _binary(name: str, reflected: bool = False):
+    def method(self, other):
+        if not isinstance(other, (Tensor, bool, int, float, complex, np.generic)):
+            return NotImplemented  # lets another array type's reflected operator answer
+        fn = getattr(_ops, name)
+        return fn(other, self) if reflected else fn(self, other)
+    method.__name__ = name
+    return method
+
+
+def _inplace(name: str):
+    def method(self, other):
+        """In-place ``self op= other``: a value write (never recorded) that bumps the version.
+
+        Like an update under ``torch.no_grad()``: allowed on leaves (e.g. an
+        optimiser step); a graph that saved ``self`` names it at backward
+        (spec version check). Refused on a Tensor that has autograd history,
+        whose later uses could not be differentiated correctly.
+        """
+        if self._ctx is not None and is_grad_enabled():
+            raise RuntimeError(f"in-place {name} on a Tensor produced by {type(self._ctx).__name__} is not recorded; "
+                               f"write x = x {_SYMBOLS.get(name, name)} y instead")
+        result = getattr(_ops, name)(self, other)
+        if result.shape != self.shape:
+            raise ValueError(f"in-place {name}: the result shape {result.shape} differs from the target's "
+                             f"shape {self.shape}")
+        if result.dtype is not self.dtype:
+            raise TypeError(f"in-place {name}: the result dtype {result.dtype!r} differs from the target's "
+                            f"dtype {self.dtype!r}")
+        self.copy_(result.detach() if hasattr(result, "detach") else result)
+        return self
+    method.__name__ = f"__i{name}__"
+    return method
+
+
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "remainder": "%",
+            "pow": "**", "matmul": "@", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+            "bitwise_left_shift": "<<", "bitwise_right_shift": ">>"}
+_DUNDERS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
+            "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
+            "xor": "bitwise_xor", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}
+
+
+def _matmul(self, other):
+    from . import matmul
+
+    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def _rmatmul(self, other):
+    from . import matmul
+
+    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+def _scalar(self, kind: type, name: str):
+    if self.size != 1 or self._layout.rank != 0 and name != "__bool__":
+        if self.size != 1:
+            raise TypeError(f"{name} needs a Tensor with one element, this one has shape {self.shape}")
+    return kind(self.item())
+
+
+def _index(self):
+    if self.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"__index__ needs an integer Tensor, this one is {self.dtype!r}")
+    return operator.index(_scalar(self, int, "__index__"))
+
+
+def _mT(self):
+    from . import matrix_transpose
+
+    return matrix_transpose(self)
+
+
+def _to_device(self, device, /, *, stream=None):
+    from . import to_device
+
+    return to_device(self, device, stream=stream)
+
+
+def attach() -> None:
+    """Add the standard's array-object surface to ``Tensor`` (idempotent)."""
+    for short, name in _DUNDERS.items():
+        setattr(Tensor, f"__{short}__", _binary(name))
+        setattr(Tensor, f"__r{short}__", _binary(name, reflected=True))
+        setattr(Tensor, f"__i{short}__", _inplace(name))
+    Tensor.__matmul__ = _matmul
+    Tensor.__rmatmul__ = _rmatmul
+    Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)
+    Tensor.__pos__ = lambda self: _ops.positive(self)
+    Tensor.__array_namespace__ = _namespace
+    Tensor.__getitem__ = _indexing.getitem
+    Tensor.__setitem__ = _indexing.setitem
+    Tensor.__index__ = _index
+    Tensor.__complex__ = lambda self: _scalar(self, complex, "__complex__")
+    Tensor.__float__ = lambda self: _scalar(self, float, "__float__")
+    Tensor.__int__ = lambda self: _scalar(self, int, "__int__")
+    Tensor.__bool__ = lambda self: _scalar(self, bool, "__bool__")
+    Tensor.mT = property(_mT)
+    Tensor.to_device = _to_device
+    Tensor.ndim = property(lambda self: self._layout.rank)

@@ -1,0 +1,191 @@
+"""strideweave.array_api: the array-object surface, indexing, 0-d, promotion, devices and errors on every carrier."""
+
+import subprocess
+import sys
+
+import array_api_compat
+import numpy as np
+import pytest
+
+import strideweave as sw
+import strideweave.array_api as xp
+from strideweave.testing import available_carriers
+
+CARRIERS = available_carriers()
+
+
+@pytest.fixture(params=CARRIERS)
+def carrier(request):
+    return request.param
+
+
+def values(t):
+    return np.asarray(t.numpy())
+
+
+def test_namespace_is_found_through_array_api_compat(carrier):
+    x = xp.asarray([1.0, 2.0], device=carrier)
+    assert isinstance(x, sw.Tensor)
+    assert x.__array_namespace__() is xp
+    assert array_api_compat.array_namespace(x) is xp
+    assert xp.__array_api_version__ == "2024.12"
+    assert xp.float32 is sw.DType.Float32 and xp.int64 is sw.DType.Int64 and xp.bool is sw.DType.Bool
+
+
+def test_zero_d_arrays_and_scalar_conversion(carrier):
+    x = xp.asarray(2.5, device=carrier)
+    assert x.shape == () and x.ndim == 0 and x.size == 1 and x.layout == sw.Layout((), ())
+    assert float(x) == 2.5 and bool(x) and int(xp.asarray(7, device=carrier)) == 7
+    assert np.asarray(x.to_array()).shape == () and x.item() == 2.5
+    assert [1, 2, 3][xp.asarray(1, device=carrier)] == 2  # __index__
+    with pytest.raises(TypeError, match="integer"):
+        [1][x]
+    full = xp.sum(xp.ones((2, 3), device=carrier))
+    assert full.shape == () and float(full) == 6.0
+    with pytest.raises(TypeError, match="one element"):
+        float(xp.ones(3, device=carrier))
+
+
+def test_backward_from_a_zero_d_result_needs_no_gradient(carrier):
+    x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device=carrier)
+    loss = xp.sum(x * x)
+    assert loss.shape == ()
+    loss.backward()
+    np.testing.assert_allclose(values(x.grad), 2 * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def test_reshape_is_c_order_and_reductions_take_axis(carrier):
+    x = xp.reshape(xp.arange(6, device=carrier), (2, 3))
+    assert values(x).tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert values(xp.reshape(x, (-1,))).tolist() == list(range(6))
+    assert values(xp.sum(x, axis=1)).tolist() == [3, 12]
+    assert xp.sum(x, axis=(0, 1), keepdims=True).shape == (1, 1)
+    assert values(xp.max(x, axis=-1)).tolist() == [2, 5]
+    assert xp.mean(xp.astype(x, xp.float32)).shape == ()
+    with pytest.raises(ValueError, match="size 6"):
+        xp.reshape(x, (4, 2))
+    with pytest.raises(IndexError, match="axis 2"):
+        xp.sum(x, axis=2)
+
+
+@pytest.mark.parametrize("key", [
+    (1, 2), (slice(None, None, -1),), (Ellipsis, 0), (None, slice(None), 1), (slice(None, None, -2), slice(1, None)),
+    (-1,), (slice(3, 0, -1), Ellipsis),
+])
+def test_indexing_matches_numpy(carrier, key):
+    ref = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = xp.asarray(ref, device=carrier)
+    got = x[key]
+    assert got.shape == ref[key].shape
+    np.testing.assert_array_equal(values(got), ref[key])
+
+
+def test_mask_and_integer_array_indexing_differentiate(carrier):
+    ref = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = xp.asarray(ref, device=carrier)
+    mask = x > 1.5
+    picked = x[mask]
+    np.testing.assert_array_equal(values(picked), ref[ref > 1.5])
+    rows = x[xp.asarray([1, 1, 0], device=carrier)]
+    np.testing.assert_array_equal(values(rows), ref[[1, 1, 0]])
+    xp.sum(picked * picked).backward()
+    np.testing.assert_allclose(values(x.grad), np.where(ref > 1.5, 2 * ref, 0))
+    y = xp.asarray(ref, device=carrier)
+    xp.sum(y[xp.asarray([1, 1, 0], device=carrier)]).backward()  # repeated rows accumulate
+    np.testing.assert_allclose(values(y.grad), [[1, 1, 1], [2, 2, 2]])
+    z = xp.asarray(ref, device=carrier)
+    xp.sum(z[::-1, ::-2] * 3.0).backward()
+    np.testing.assert_allclose(values(z.grad), [[3, 0, 3], [3, 0, 3]])
+
+
+def test_indexing_errors(carrier):
+    x = xp.ones((2, 3), device=carrier)
+    with pytest.raises(IndexError, match="shape"):
+        x[2]
+    with pytest.raises(IndexError, match="shape"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., ...]
+    with pytest.raises(IndexError, match="unsupported index"):
+        x["a"]
+
+
+def test_setitem_writes_through_and_bumps_the_version(carrier):
+    x = xp.zeros((2, 3), device=carrier)
+    before = x.carrier.version
+    x[0, 1] = 5.0
+    x[x > 4] = 2.0
+    x[1] = xp.asarray([1.0, 2.0, 3.0], device=carrier)
+    assert values(x).tolist() == [[0, 2, 0], [1, 2, 3]]
+    assert x.carrier.version > before
+    with pytest.raises(ValueError, match="shape"):
+        x[0] = xp.ones(4, device=carrier)
+
+
+def test_operators_reflected_and_promotion(carrier):
+    f = xp.asarray([1.0, 2.0], device=carrier)
+    i = xp.asarray([1, 2], dtype=xp.int32, device=carrier)
+    assert values(2 - f).tolist() == [1, 0] and values(2 / f).tolist() == [2, 1]
+    assert values(7 // i).tolist() == [7, 3] and values(7 % i).tolist() == [0, 1]
+    assert values(i & 3).tolist() == [1, 2] and values(~i).tolist() == [-2, -3] and values(i << 1).tolist() == [2, 4]
+    assert (f + i).dtype is xp.float32  # int with float: the float dtype (one rule for every carrier)
+    assert (i + 1).dtype is xp.int32 and (f * 2).dtype is xp.float32
+    assert xp.result_type(xp.int8, xp.uint8) is xp.int16
+    assert values(f @ f).shape == () and float(f @ f) == 5.0
+    assert xp.asarray([[1.0, 2.0]], device=carrier).mT.shape == (2, 1)
+
+
+def test_inplace_dunders(carrier):
+    w = xp.asarray([1.0, 2.0], device=carrier)
+    version = w.carrier.version
+    w -= 0.5
+    w *= 2
+    assert values(w).tolist() == [1.0, 3.0] and w.carrier.version == version + 2 and w.is_leaf
+    i = xp.asarray([1, 2], dtype=xp.int32, device=carrier)
+    with pytest.raises(TypeError, match="dtype"):
+        i += 0.5
+    with pytest.raises(ValueError, match="shape"):
+        w += xp.ones((2, 2), device=carrier)
+    h = w * 1.0
+    with pytest.raises(RuntimeError, match="x = x \\+ y"):
+        h += 1
+
+
+def test_inplace_on_a_saved_tensor_is_named_at_backward(carrier):
+    w = xp.asarray([1.0, 2.0], device=carrier)
+    loss = xp.sum(w * w)
+    w += 1.0
+    with pytest.raises(RuntimeError, match="version"):
+        loss.backward()
+
+
+def test_devices(carrier):
+    x = xp.ones(3, device=carrier)
+    y = xp.asarray([1.0, 2.0], device=x.device if carrier != "numpy" else "numpy")
+    assert type(y.carrier) is type(x.carrier)
+    assert type(xp.zeros_like(x).carrier) is type(x.carrier)
+    moved = x.to_device("numpy")
+    assert type(moved.carrier) is sw.NumpyCarrier and values(moved).tolist() == [1, 1, 1]
+    with pytest.raises(ValueError, match="unknown device"):
+        xp.ones(2, device="tpu9")
+    info = xp.__array_namespace_info__()
+    assert info.capabilities()["boolean indexing"] and "float32" in info.dtypes()
+    assert set(info.dtypes(kind="integral")) == {"int8", "int16", "int32", "int64", "uint8"}
+
+
+def test_bad_input_names_the_value(carrier):
+    with pytest.raises(TypeError, match="dtype"):
+        xp.zeros(2, dtype="float32", device=carrier)
+    with pytest.raises(TypeError, match="shape"):
+        xp.ones((2, -1), device=carrier)
+    with pytest.raises(TypeError, match="expects a Tensor"):
+        xp.sum([1.0, 2.0])
+    with pytest.raises(ValueError, match="indexing"):
+        xp.meshgrid(xp.ones(2, device=carrier), indexing="zz")
+
+
+def test_environment_selects_the_default_carrier():
+    code = "import strideweave.array_api as xp; print(type(xp.ones(2).carrier).__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "STRIDEWEAVE_CARRIER": "array_api_strict"})
+    assert out.stdout.strip() == "ArrayAPICarrier"
