@@ -358,60 +358,11 @@ class Tensor:
 
         write(self, value, add)
 
-    # -- operators -----------------------------------------------------------------------------
+    # Operators and the method forms of the op library are attached by
+    # strideweave.array_api._methods (one place, after the ops exist), so this
+    # module never imports the op library.
     __hash__ = object.__hash__
 
-    def __add__(self, other): return _ops.add(self, other)
-    def __radd__(self, other): return _ops.add(other, self)
-    def __sub__(self, other): return _ops.subtract(self, other)
-    def __rsub__(self, other): return _ops.subtract(other, self)
-    def __mul__(self, other): return _ops.multiply(self, other)
-    def __rmul__(self, other): return _ops.multiply(other, self)
-    def __truediv__(self, other): return _ops.divide(self, other)
-    def __rtruediv__(self, other): return _ops.divide(other, self)
-    def __pow__(self, other): return _ops.power(self, other)
-    def __rpow__(self, other): return _ops.power(other, self)
-    def __matmul__(self, other): return _ops.matmul(self, other)
-    def __rmatmul__(self, other): return _ops.matmul(other, self)
-    def __neg__(self): return _ops.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops.abs(self)
-    def __lt__(self, other): return _ops.less(self, other)
-    def __le__(self, other): return _ops.less_equal(self, other)
-    def __gt__(self, other): return _ops.greater(self, other)
-    def __ge__(self, other): return _ops.greater_equal(self, other)
-    def __eq__(self, other): return _ops.equal(self, other)  # type: ignore[override]
-    def __ne__(self, other): return _ops.not_equal(self, other)  # type: ignore[override]
-
-    # -- method forms of the operation library ---------------------------------------------------
-    def exp(self): return _ops.exp(self)
-    def log(self): return _ops.log(self)
-    def sqrt(self): return _ops.sqrt(self)
-    def sin(self): return _ops.sin(self)
-    def cos(self): return _ops.cos(self)
-    def tanh(self): return _ops.tanh(self)
-    def abs(self): return _ops.abs(self)
-    def sum(self, modes=None, keepdims=False): return _ops.sum(self, modes=modes, keepdims=keepdims)
-    def mean(self, modes=None, keepdims=False): return _ops.mean(self, modes=modes, keepdims=keepdims)
-    def max(self, modes=None, keepdims=False): return _ops.max(self, modes=modes, keepdims=keepdims)
-    def min(self, modes=None, keepdims=False): return _ops.min(self, modes=modes, keepdims=keepdims)
-    def prod(self, modes=None, keepdims=False): return _ops.prod(self, modes=modes, keepdims=keepdims)
-    def matmul(self, other): return _ops.matmul(self, other)
-    def clip(self, min=None, max=None): return _ops.clip(self, min, max)
-    def maximum(self, other): return _ops.maximum(self, other)
-    def minimum(self, other): return _ops.minimum(self, other)
-    def astype(self, dtype): return _ops.astype(self, dtype)
-    def copy(self): return _ops.copy(self)
-    def detach(self): return _ops.detach(self)
-    def view(self, layout): return _ops.view(self, layout)
-    def permute(self, order): return _ops.permute(self, order)
-    def transpose(self, order=None): return _ops.transpose(self, order)
-    def reshape(self, shape): return _ops.reshape(self, shape)
-    def broadcast_to(self, shape): return _ops.broadcast_to(self, shape)
-
-    @property
-    def T(self) -> "Tensor":
-        return _ops.transpose(self)
 
 
 def _as_index(value: Any, name: str) -> int:
@@ -431,5 +382,3 @@ def _modes_view(rev: Any, layout: Layout, xp: Any) -> Any:
         rev = xp.reshape(rev, mode_sizes[::-1])
     return xp.permute_dims(rev, tuple(range(len(mode_sizes) - 1, -1, -1)))
 
-
-from . import ops as _ops  # noqa: E402  (operators need the library; ops imports Tensor)

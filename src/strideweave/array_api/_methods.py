@@ -109,8 +109,54 @@ def _to_device(self, device, /, *, stream=None):
     return to_device(self, device, stream=stream)
 
 
+# StrideWeave's own method forms (layout-native: ``modes=``, colexicographic reshape).
+_UNARY_METHODS = ("exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "copy", "detach")
+_REDUCTION_METHODS = ("sum", "mean", "max", "min", "prod")
+_COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "eq": "equal",
+                "ne": "not_equal"}
+
+
+def _unary_method(name: str):
+    def method(self):
+        return getattr(_ops, name)(self)
+    method.__name__ = name
+    method.__doc__ = f"``sw.{name}(self)``."
+    return method
+
+
+def _reduction_method(name: str):
+    def method(self, modes=None, keepdims=False):
+        return getattr(_ops, name)(self, modes=modes, keepdims=keepdims)
+    method.__name__ = name
+    method.__doc__ = f"``sw.{name}(self, modes=modes, keepdims=keepdims)`` (layout-native reduction)."
+    return method
+
+
+def _attach_native() -> None:
+    for name in _UNARY_METHODS:
+        setattr(Tensor, name, _unary_method(name))
+    for name in _REDUCTION_METHODS:
+        setattr(Tensor, name, _reduction_method(name))
+    for short, name in _COMPARISONS.items():
+        setattr(Tensor, f"__{short}__", _binary(name))
+    Tensor.__neg__ = lambda self: _ops.negative(self)
+    Tensor.__abs__ = lambda self: _ops.abs(self)
+    Tensor.matmul = lambda self, other: _ops.matmul(self, other)
+    Tensor.clip = lambda self, min=None, max=None: _ops.clip(self, min, max)  # noqa: A002
+    Tensor.maximum = lambda self, other: _ops.maximum(self, other)
+    Tensor.minimum = lambda self, other: _ops.minimum(self, other)
+    Tensor.astype = lambda self, dtype: _ops.astype(self, dtype)
+    Tensor.view = lambda self, layout: _ops.view(self, layout)
+    Tensor.permute = lambda self, order: _ops.permute(self, order)
+    Tensor.transpose = lambda self, order=None: _ops.transpose(self, order)
+    Tensor.reshape = lambda self, shape: _ops.reshape(self, shape)
+    Tensor.broadcast_to = lambda self, shape: _ops.broadcast_to(self, shape)
+    Tensor.T = property(lambda self: _ops.transpose(self))
+
+
 def attach() -> None:
-    """Add the standard's array-object surface to ``Tensor`` (idempotent)."""
+    """Add the operators, the op library's method forms and the standard's array-object surface to ``Tensor``."""
+    _attach_native()
     for short, name in _DUNDERS.items():
         setattr(Tensor, f"__{short}__", _binary(name))
         setattr(Tensor, f"__r{short}__", _binary(name, reflected=True))
