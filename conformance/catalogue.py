@@ -97,9 +97,9 @@ class Case:
 
 
 def _collect() -> list[Case]:
-    from .cases import programs, ops
+    from .cases import array_api, programs, ops
 
-    cases = ops.CASES + programs.CASES
+    cases = ops.CASES + programs.CASES + array_api.CASES
     names = [c.name for c in cases]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -98,6 +98,14 @@ def _one_hot(xp, indices, n, dtype):
     return xp.astype(indices[..., None] == xp.arange(n, device=getattr(indices, "device", None)), dtype)
 
 
+def _take_along(xp, a, indices, axis):
+    """``xp.take_along_axis``, or a one-hot product on namespaces without it (dask.array)."""
+    if hasattr(xp, "take_along_axis"):
+        return xp.take_along_axis(a, indices, axis=axis)
+    hot = _one_hot(xp, xp.moveaxis(indices, axis, -1), a.shape[axis], a.dtype)       # (..., k, n)
+    return xp.moveaxis(xp.sum(hot * xp.moveaxis(a, axis, -1)[..., None, :], axis=-1), -1, axis)
+
+
 # ----- cumulative sums and products -------------------------------------------------------------
 
 def _cumsum_forward(xp, a, *, axis, include_initial):
@@ -172,12 +180,12 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False, optio
 
 def _sort_forward(xp, a, *, axis, descending, stable):
     order = xp.argsort(a, axis=axis, descending=descending, stable=stable)
-    return xp.take_along_axis(a, order, axis=axis), order
+    return _take_along(xp, a, order, axis), order
 
 
 def _sort_vjp(xp, g, order, *, axis, descending, stable):
     # Each input element went to one output position: send the cotangent back through the inverse permutation.
-    return (xp.take_along_axis(g, xp.argsort(order, axis=axis), axis=axis),)
+    return (_take_along(xp, g, xp.argsort(order, axis=axis), axis),)
 
 
 _Sort = natural_op("sort", _sort_forward, _sort_vjp, reads_inputs=False)
@@ -327,7 +335,7 @@ def take(x, indices, /, *, axis=None, options=None) -> Tensor:
 def _take_along_forward(xp, a, indices, *, axis):
     if xp.__name__.endswith("torch") and indices.dtype != xp.int64:
         indices = xp.astype(indices, xp.int64)  # torch.take_along_dim takes int64 indices only
-    return xp.take_along_axis(a, indices, axis=axis), (a.shape, indices)
+    return _take_along(xp, a, indices, axis), (a.shape, indices)
 
 
 def _take_along_vjp(xp, g, kept, *, axis):
