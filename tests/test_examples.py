@@ -7,7 +7,8 @@ import sys
 import pytest
 
 EXAMPLES = sorted((pathlib.Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
-NEEDS = {"mixed_carriers.py": ("torch", "jax"), "torch_module.py": ("torch",), "jax_jit.py": ("jax", "torch")}
+NEEDS = {"mixed_carriers.py": ("torch", "jax"), "torch_module.py": ("torch",), "jax_jit.py": ("jax", "torch"),
+         "array_api_libraries.py": ("scipy", "array_api_extra")}
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
