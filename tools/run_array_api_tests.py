@@ -32,7 +32,7 @@ def run_one(label: str, suite: Path, env_extra: dict, args, out: Path) -> dict:
     targets = [str(suite / "array_api_tests" / f) for f in args.files] if args.files else ["array_api_tests"]
     cmd = [sys.executable, "-m", "pytest", *targets, f"--max-examples={args.max_examples}", "-q", "-p",
            "no:cacheprovider", f"--junitxml={xml}", "--disable-warnings", "--hypothesis-disable-deadline",
-           "-o", "addopts=", "--disable-extension", "fft"]  # no fft extension yet
+           "-o", "addopts="]
     if args.workers > 1:
         cmd += ["-n", str(args.workers)]
     log = out / f"{label}.log"

@@ -23,7 +23,8 @@ from ..autograd.mode import no_grad
 from ..creation import tensor as _sw_tensor
 from ..dtypes import DType, SimpleDType, result_type as _result_type
 from ..layout import Layout, Shape
-from ..ops.arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cumulative_sum, diff, expand_dims,
+from ..ops.arrays import expand_dims as _expand_dims
+from ..ops.arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cumulative_sum, diff,
                           flip, moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, std, take,
                           take_along_axis, tile, tril, triu, unique_all, unique_counts, unique_inverse,
                           unique_values, var, vecdot)
@@ -36,8 +37,9 @@ from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
                                negative, nextafter, not_equal, positive, pow, reciprocal, remainder, round, sign,
                                signbit, sin, sinh, sqrt, square, subtract, tan, tanh, trunc)
 from ..tensor import Tensor
+from ._complex import complex_forward as _complex_forward
 from ._devices import Info, kind_for_device
-from . import linalg  # noqa: F401  (the extension is an attribute of the namespace)
+from . import fft, linalg  # noqa: F401  (the extensions are attributes of the namespace)
 
 __array_api_version__ = "2024.12"
 
@@ -560,18 +562,26 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def conj(x, /):
-    """Complex conjugate (the identity on real dtypes)."""
-    return _ops.copy(_check(x, "conj"))
+    """Complex conjugate (the identity on real dtypes; complex: forward only)."""
+    x = _check(x, "conj")
+    return _complex_forward("conj", x) if x.dtype.kind == "complex" else _ops.copy(x)
 
 
 def real(x, /):
-    """Real part (the identity on real dtypes)."""
-    return _ops.copy(_check(x, "real"))
+    """Real part (the identity on real dtypes; complex: forward only)."""
+    x = _check(x, "real")
+    return _complex_forward("real", x) if x.dtype.kind == "complex" else _ops.copy(x)
 
 
 def imag(x, /):
-    """Imaginary part (zeros on real dtypes)."""
-    return zeros_like(_check(x, "imag"))
+    """Imaginary part (zeros on real dtypes; complex: forward only)."""
+    x = _check(x, "imag")
+    return _complex_forward("imag", x) if x.dtype.kind == "complex" else zeros_like(x)
+
+
+def expand_dims(x, /, axis=0):
+    """Insert an extent-1 axis at ``axis``."""
+    return _expand_dims(x, axis=axis)
 
 
 def to_device(x, device, /, *, stream=None):
@@ -587,6 +597,15 @@ def to_device(x, device, /, *, stream=None):
     return _native(native, kind)
 
 
+# Complex operands run forward through the carrier's own namespace (no VJP:
+# only Float32 is differentiable); real operands take the differentiable rules.
+_ELEMENTWISE = ("abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cos", "cosh", "divide", "equal",
+                "exp", "expm1", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "multiply",
+                "negative", "not_equal", "positive", "pow", "reciprocal", "sign", "sin", "sinh", "sqrt", "square",
+                "subtract", "tan", "tanh", "round")
+for _name in _ELEMENTWISE:
+    globals()[_name] = _complex_forward.wrap(_name, globals()[_name])
+
 from ._methods import attach as _attach  # noqa: E402  (the methods use the functions above)
 
 _attach()
@@ -594,5 +613,5 @@ _attach()
 __all__ = [name for name in dir() if not name.startswith("_") and name not in ("annotations", "builtins", "math",
                                                                                "np", "Any", "Layout", "Shape",
                                                                                "Tensor", "DType", "SimpleDType",
-                                                                               "Info", "kind_for_device",
+                                                                               "Info", "kind_for_device", "annotations",
                                                                                "no_grad")]

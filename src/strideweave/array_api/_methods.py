@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
-from ..autograd.mode import is_grad_enabled
 from ..tensor import Tensor
 from . import _indexing
 
@@ -43,14 +42,12 @@ def _inplace(name: str):
     def method(self, other):
         """In-place ``self op= other``: a value write (never recorded) that bumps the version.
 
-        Like an update under ``torch.no_grad()``: allowed on leaves (e.g. an
-        optimiser step); a graph that saved ``self`` names it at backward
-        (spec version check). Refused on a Tensor that has autograd history,
-        whose later uses could not be differentiated correctly.
+        Like an update under ``torch.no_grad()`` (e.g. an optimiser step): a
+        graph that saved ``self`` names it at backward (spec version check),
+        and a Tensor that had autograd history becomes a leaf, since that
+        history no longer describes its values; write ``x = x + y`` to
+        differentiate through the update.
         """
-        if self._ctx is not None and is_grad_enabled():
-            raise RuntimeError(f"in-place {name} on a Tensor produced by {type(self._ctx).__name__} is not recorded; "
-                               f"write x = x {_SYMBOLS.get(name, name)} y instead")
         result = getattr(_ops, name)(self, other)
         if result.shape != self.shape:
             raise ValueError(f"in-place {name}: the result shape {result.shape} differs from the target's "
@@ -58,7 +55,10 @@ def _inplace(name: str):
         if result.dtype is not self.dtype:
             raise TypeError(f"in-place {name}: the result dtype {result.dtype!r} differs from the target's "
                             f"dtype {self.dtype!r}")
-        self.copy_(result.detach() if hasattr(result, "detach") else result)
+        self.copy_(result.detach())
+        # The write is not recorded: the Tensor's old history no longer describes
+        # its values, so it becomes a leaf (later gradients stop here).
+        self._ctx = None
         return self
     method.__name__ = f"__i{name}__"
     return method
@@ -176,3 +176,14 @@ def attach() -> None:
     Tensor.mT = property(_mT)
     Tensor.to_device = _to_device
     Tensor.ndim = property(lambda self: self._layout.rank)
+    Tensor.__dlpack__ = _dlpack
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """DLPack export of the values (one axis per top-level mode)."""
+    native = self.to_array()
+    if isinstance(native, np.ndarray) and not native.flags.writeable:
+        native = np.array(native)  # broadcast views are read-only; DLPack cannot flag that
+    kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                ("copy", copy)) if v is not None}
+    return native.__dlpack__(**kwargs)

@@ -1,0 +1,106 @@
+"""``strideweave.array_api.fft``: the standard's FFT extension, forward only.
+
+Each function runs the carrier's own ``fft`` namespace on the native arrays
+and wraps the result; results are not recorded (complex values are never
+differentiable in StrideWeave, spec: only Float32 is).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dtypes import DType
+from ..ops._natural import wrap_natural
+from ..tensor import Tensor
+from ._devices import kind_for_device
+
+__all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
+
+
+def _run(name: str, x: Any, **kwargs: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"fft.{name} expects a Tensor, got {type(x).__name__}: {x!r}")
+    kind = x._carriers[0].kind
+    return wrap_natural(getattr(kind.namespace.fft, name)(x.to_array(), **kwargs), kind)
+
+
+def fft(x, /, *, n=None, axis=-1, norm="backward"):
+    """One-dimensional discrete Fourier transform."""
+    return _run("fft", x, n=n, axis=axis, norm=norm)
+
+
+def ifft(x, /, *, n=None, axis=-1, norm="backward"):
+    """Inverse of ``fft``."""
+    return _run("ifft", x, n=n, axis=axis, norm=norm)
+
+
+def fftn(x, /, *, s=None, axes=None, norm="backward"):
+    """N-dimensional discrete Fourier transform."""
+    return _run("fftn", x, s=s, axes=axes, norm=norm)
+
+
+def ifftn(x, /, *, s=None, axes=None, norm="backward"):
+    """Inverse of ``fftn``."""
+    return _run("ifftn", x, s=s, axes=axes, norm=norm)
+
+
+def rfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """FFT of a real signal (non-negative frequencies)."""
+    return _run("rfft", x, n=n, axis=axis, norm=norm)
+
+
+def irfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """Inverse of ``rfft``."""
+    return _run("irfft", x, n=n, axis=axis, norm=norm)
+
+
+def rfftn(x, /, *, s=None, axes=None, norm="backward"):
+    """N-dimensional FFT of a real signal."""
+    return _run("rfftn", x, s=s, axes=axes, norm=norm)
+
+
+def irfftn(x, /, *, s=None, axes=None, norm="backward"):
+    """Inverse of ``rfftn``."""
+    return _run("irfftn", x, s=s, axes=axes, norm=norm)
+
+
+def hfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """FFT of a Hermitian-symmetric signal."""
+    return _run("hfft", x, n=n, axis=axis, norm=norm)
+
+
+def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """Inverse of ``hfft``."""
+    return _run("ihfft", x, n=n, axis=axis, norm=norm)
+
+
+def fftshift(x, /, *, axes=None):
+    """Move the zero frequency to the centre."""
+    return _run("fftshift", x, axes=axes)
+
+
+def ifftshift(x, /, *, axes=None):
+    """Inverse of ``fftshift``."""
+    return _run("ifftshift", x, axes=axes)
+
+
+def _freq(name: str, n: int, d: float, dtype, device) -> Tensor:
+    kind = kind_for_device(device)
+    out = wrap_natural(getattr(kind.namespace.fft, name)(n, d=d), kind)
+    dtype = DType.Float32 if dtype is None else dtype  # the namespace's default real dtype
+    if out.dtype is not dtype:
+        from ..ops import astype
+
+        out = astype(out, dtype)
+    return out
+
+
+def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
+    """Sample frequencies of ``fft``."""
+    return _freq("fftfreq", n, d, dtype, device)
+
+
+def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
+    """Sample frequencies of ``rfft``."""
+    return _freq("rfftfreq", n, d, dtype, device)
