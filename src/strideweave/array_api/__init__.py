@@ -117,14 +117,23 @@ def _sum_dtype(x: Tensor, dtype):
     return dtype
 
 
+def _accumulate(fn, name, x, axis, dtype, keepdims):
+    x = _check(x, name)
+    dtype = _sum_dtype(x, dtype)
+    out = _reduce(fn, name, x, axis, keepdims, dtype)
+    want = dtype or x.dtype
+    # Some backends widen small integer sums on their own (torch: uint8 -> int64); the standard fixes the dtype.
+    return out if out.dtype is want else _ops.astype(out, want)
+
+
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
     """Sum over ``axis`` (all axes: a 0-d result)."""
-    return _reduce(_ops.sum, "sum", x, axis, keepdims, _sum_dtype(_check(x, "sum"), dtype))
+    return _accumulate(_ops.sum, "sum", x, axis, dtype, keepdims)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis``."""
-    return _reduce(_ops.prod, "prod", x, axis, keepdims, _sum_dtype(_check(x, "prod"), dtype))
+    return _accumulate(_ops.prod, "prod", x, axis, dtype, keepdims)
 
 
 def mean(x, /, *, axis=None, keepdims=False):
