@@ -189,3 +189,19 @@ def test_environment_selects_the_default_carrier():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**__import__("os").environ, "STRIDEWEAVE_CARRIER": "array_api_strict"})
     assert out.stdout.strip() == "ArrayAPICarrier"
+
+
+def test_an_unknown_environment_carrier_is_named():
+    code = "import strideweave as sw; sw.zeros(2)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "STRIDEWEAVE_CARRIER": "tpu"})
+    assert out.returncode != 0 and "STRIDEWEAVE_CARRIER='tpu'" in out.stderr and "numpy" in out.stderr
+
+
+def test_fft_runs_forward_on_the_carrier(carrier):
+    x = xp.asarray([1.0, 2.0, 3.0, 4.0], device=carrier)
+    if carrier == "array_api_strict":
+        x = xp.astype(x, xp.complex64)  # array_api_strict's fft takes complex input only
+    out = xp.fft.fft(x)
+    np.testing.assert_allclose(values(out), np.fft.fft([1.0, 2.0, 3.0, 4.0]), rtol=1e-5)
+    assert type(out.carrier) is type(x.carrier) and out.dtype is xp.complex64
