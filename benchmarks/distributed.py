@@ -151,6 +151,7 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="300MiB", help="per worker (default 300MiB)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-jax", action="store_true", help="skip the single-process jax.grad contender")
+    parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads (default: both)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
 
@@ -166,7 +167,9 @@ def main(argv=None):
           f"{args.workers} workers, memory limit {format_bytes(limit)} each")
 
     X, y, w = make_data(n, f, args.rows_per_chunk)
-    for workload in WORKLOADS:
+    for workload in args.only.split(","):
+        if workload not in WORKLOADS:
+            parser.error(f"unknown workload {workload!r}; expected some of {', '.join(WORKLOADS)}")
         answers = {}
         for name, fn in (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave)):
             # A fresh cluster per contender: each worker's sampled peak covers this contender only.
