@@ -17,6 +17,7 @@ import weakref
 from typing import Any
 
 from .._locks import locked
+from ..carriers.base import ContentWatch
 from ..dtypes import DType
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, aggregate, aggregate_batched,
@@ -58,6 +59,7 @@ def discover(root: Any) -> tuple[dict, list]:
     """Nodes reachable from ``root`` and, per node, the number of edges that reach it."""
     if root.released:
         raise released_error(root)
+    ContentWatch.begin_traversal()
     dependencies = {id(root): 0}
     nodes = [root]
     stack = [root]

@@ -72,11 +72,19 @@ class ContentWatch:
     check before backward and does the same.
     """
 
-    __slots__ = ("version", "values")
+    __slots__ = ("version", "values", "verified")
+
+    #: bumped at the start of every traversal: within one, a buffer is compared once
+    epoch = 0
 
     def __init__(self):
         self.version = None
         self.values = None
+        self.verified = None
+
+    @classmethod
+    def begin_traversal(cls):
+        cls.epoch += 1
 
     def capture(self, carrier):
         with lock_for(carrier):
@@ -86,11 +94,16 @@ class ContentWatch:
                 carrier._version += 1  # written from outside since the last capture
             self.values = carrier._copy_values(self.values)
             self.version = carrier._version
+            self.verified = None
 
     def verify(self, carrier):
         with lock_for(carrier):
+            stamp = (ContentWatch.epoch, carrier._version)
+            if self.verified == stamp:
+                return
             if self.version == carrier._version and not self._same(carrier):
                 carrier._version += 1
+            self.verified = (ContentWatch.epoch, carrier._version)
 
     def _same(self, carrier):
         return self.values is not None and carrier._equal_values(self.values)
