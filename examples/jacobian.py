@@ -13,7 +13,8 @@ import strideweave as sw
 
 def f(x):
     """f: R^3 -> R^2, f(x) = (x0 * x1, sin(x2) + x0^2)."""
-    return sw.concat([x[0] * x[1], sw.sin(x[2]) + x[0] ** 2.0])   # x[i] has layout (1):(1)
+    a, b, c = x[0:1], x[1:2], x[2:3]   # one-element slices keep layout (1):(1); x[i] would be 0-d
+    return sw.concat([a * b, sw.sin(c) + a ** 2.0])
 
 
 def basis_cotangents(y):
