@@ -66,6 +66,8 @@ class Case:
                    thing (e.g. ``detach``); fd_note says why.
     variants:      the layout variants that are meaningful for the case.
     note:          a remark carried into the report.
+    unavailable:   (carrier, reason) pairs: carriers whose library lacks a
+                   function the case needs; reported as skips with the reason.
     """
 
     name: str
@@ -82,6 +84,7 @@ class Case:
     native_note: str = ""
     variants: tuple[str, ...] = VARIANTS
     note: str = ""
+    unavailable: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.cotangent not in ("random", "ones", "basis"):

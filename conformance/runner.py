@@ -226,6 +226,10 @@ def run_unit(case: Case, layout: str, carriers: Sequence[str]) -> list[Check]:
         return [Check(case.name, case.family, layout, c, chk, "error",
                       message=f"forward on numpy raised {type(exc).__name__}: {exc}")
                 for c in carriers for chk in checks_for(c)]
+    unavailable = dict(case.unavailable)
+    skipped = [Check(case.name, case.family, layout, c, chk, "skip", message=f"skipped: {unavailable[c]}")
+               for c in carriers if c in unavailable for chk in checks_for(c)]
+    carriers = [c for c in carriers if c not in unavailable]
     cots = _cotangents(case, out_shape)
     analytic = {c: _attempt(_analytic, case, prepared, c, cots) for c in dict.fromkeys([REFERENCE, *carriers])}
     numeric = _attempt(_numeric, case, prepared, cots) if case.fd else f"skipped: {case.fd_note}"
@@ -246,7 +250,7 @@ def run_unit(case: Case, layout: str, carriers: Sequence[str]) -> list[Check]:
         if c in native:
             checks.append(_emit(case, layout, c, NATIVE_CHECKS[c], (got, native[c]), rtol=t.agree_rtol,
                                 atol=t.agree_atol, out_shape=out_shape))
-    return checks
+    return checks + skipped
 
 
 def run_case(case: Case, carriers: Sequence[str]) -> list[Check]:

@@ -10,6 +10,8 @@ differently.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 import strideweave as sw
@@ -168,3 +170,5 @@ CASES: list[Case] = ELEMENTWISE + AXIS + LINALG
 #: eigh, cholesky or cross there); on the Dask carrier they raise AttributeError naming the function
 NO_DASK = {"xp_inv", "xp_det", "xp_slogdet", "xp_cholesky", "xp_eigh", "xp_eigvalsh", "xp_cross",
            "xp_matrix_power"}
+CASES = [replace(c, unavailable=(("dask", "dask.array.linalg does not provide this function"),))
+         if c.name in NO_DASK else c for c in CASES]
