@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .autograd.mode import _state
 from .dtypes import DType
-from .tensor import Tensor
+from .tensor import Tensor, lost_precision_origin, record_lost_precision
 
 __all__ = ["Operation", "ExecutionOptions"]
 
@@ -28,6 +29,29 @@ class ExecutionOptions:
 
     def __repr__(self) -> str:
         return f"ExecutionOptions(carrier={self.carrier!r}, device={self.device!r})"
+
+
+def _trace_lost_precision(operation: "Operation", args: tuple, result: Tensor) -> None:
+    """Remember where a recorded computation left Float32, for the error a later backward raises."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            origin = lost_precision_origin(arg)
+            if arg._dtype is _FLOAT32:
+                origin = f"became {result._dtype!r} in {type(operation).__name__} at {_caller()}"
+            if origin is not None:
+                record_lost_precision(result, origin)
+                return
+
+
+def _caller() -> str:
+    """The innermost frame outside StrideWeave: the line that asked for the cast."""
+    package = __name__.rsplit(".", 1)[0]
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown place"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
 
 
 def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
@@ -91,6 +115,8 @@ class Operation:
             raise TypeError(f"{type(self).__name__}.forward must return a Tensor, got {type(result).__name__}")
         if result._dtype is not _FLOAT32:
             self._context = None
+            if result._dtype.kind in ("float", "complex"):
+                _trace_lost_precision(self, args, result)
             return result
         inputs = tuple([arg for arg in args if isinstance(arg, Tensor)])
         differentiable = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
@@ -181,7 +182,11 @@ class Tensor:
 
     def _require_differentiable(self, what: str) -> None:
         if self._dtype is not _FLOAT32:
-            raise RuntimeError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}")
+            origin = lost_precision_origin(self)
+            cause = "" if origin is None else (
+                f"; it was computed from a Float32 Tensor that {origin}, and only Float32 is differentiable: "
+                "keep that computation in float32 to differentiate through it")
+            raise RuntimeError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}{cause}")
 
     @property
     def grad(self) -> "Tensor | None":
@@ -363,6 +368,25 @@ class Tensor:
     # module never imports the op library.
     __hash__ = object.__hash__
 
+
+
+# Where a differentiable computation left Float32 (an ``astype`` to float64, a
+# promotion with a float64 operand): id -> (weak reference, description). The
+# record follows the values through later non-Float32 operations, so a
+# ``backward`` on the final result can point at the cast instead of only
+# saying the dtype is wrong. Entries vanish with their Tensors.
+_LOST_PRECISION: dict = {}
+
+
+def lost_precision_origin(tensor: "Tensor") -> str | None:
+    """Where ``tensor``'s values left Float32 while gradients were being recorded, if they did."""
+    entry = _LOST_PRECISION.get(id(tensor))
+    return entry[1] if entry is not None and entry[0]() is tensor else None
+
+
+def record_lost_precision(result: "Tensor", origin: str) -> None:
+    key = id(result)
+    _LOST_PRECISION[key] = (weakref.ref(result, lambda _, key=key: _LOST_PRECISION.pop(key, None)), origin)
 
 
 def _as_index(value: Any, name: str) -> int:
