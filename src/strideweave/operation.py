@@ -78,6 +78,8 @@ class Operation:
     #: True for the library's own operations (``ops``' Primitive): the engine may hand their
     #: backward a shared cotangent and set ``wanted``; a custom backward gets a private copy.
     builtin = False
+    #: True on a built-in node whose forward ran on flat buffers (``Primitive.backward_flat``)
+    flat = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
         # Initialised here rather than in __init__ so subclasses may define

@@ -6,6 +6,13 @@ dropped to zero, so a node runs only after every consumer contributed, and
 each node runs at most once. Cotangents are keyed by node (by Tensor for
 leaves). Nothing recurses, so graph depth is bounded by memory alone.
 
+Between built-in nodes that ran on flat buffers (most elementwise work),
+cotangents travel as raw native arrays with an ownership bit: a buffer a
+backward rule allocated belongs to the traversal, which adds further
+contributions into it in place and hands it to ``.grad`` without a copy.
+Tensors are made only where something observes a cotangent: leaves,
+retained and requested Tensors, custom operations, non-flat built-ins.
+
 A traversal is all or nothing: leaf and retained gradients are staged and
 committed only after every node ran, and graph release happens only after
 success.
@@ -81,6 +88,19 @@ def discover(root: Any) -> tuple[dict, list]:
     return dependencies, nodes
 
 
+def _receiver(tensor: Tensor, result_of: dict, leaves: dict) -> int:
+    """The key a cotangent for ``tensor`` is pending under: its node, or itself for a leaf."""
+    child = tensor._ctx
+    if child is None:
+        key = id(tensor)
+        leaves[key] = tensor
+        return key
+    key = id(child)
+    if key not in result_of:
+        result_of[key] = tensor
+    return key
+
+
 class Traversal:
     """One run over a discovered graph; collects totals for leaves, retained and requested Tensors."""
 
@@ -113,8 +133,21 @@ class Traversal:
             self.captured[id(tensor)] = total
         return total
 
+    def as_tensor(self, tensor: Tensor, buffer: Any, owned: bool) -> Tensor:
+        """A raw cotangent buffer for ``tensor`` as a Tensor in its (dense) layout."""
+        carrier = tensor._carriers[0]
+        cotangent = Tensor._make(carrier.__class__._adopt(buffer, carrier._xp, carrier._device, carrier._kind),
+                                 tensor._layout, 0)
+        if owned:
+            self.fresh.add(cotangent)
+        return cotangent
+
     def run(self, root: Any, cotangent: Tensor, root_tensor: Tensor | None, dependencies: dict) -> None:
-        pending: dict[int, Tensor] = {id(root): cotangent}
+        # Cotangents are Tensors, or raw buffers between flat built-in nodes: a 1-D
+        # native array in the storage order of the dense Tensor it is for, made a
+        # Tensor only where something observes it (see ``as_tensor``).
+        pending: dict[int, Any] = {id(root): cotangent}
+        owned: set[int] = set()  # keys whose raw buffer this traversal allocated
         result_of: dict[int, Tensor] = {} if root_tensor is None else {id(root): root_tensor}
         leaves: dict[int, Tensor] = {}
         batch = self.batch
@@ -128,54 +161,64 @@ class Traversal:
             inputs = node._inputs
             if gradient is not None:
                 result = result_of.pop(key, None)
+                raw = gradient.__class__ is not Tensor
                 if result is not None and (result._retains_grad or requested or batch is not None
                                            or result._layout.aliasing() != "injective"):
+                    if raw:
+                        gradient, raw = self.as_tensor(result, gradient, key in owned), False
                     gradient = self.settle(result, gradient)
                 node._check_versions()
+                wanted = None
                 if prune and node.builtin:
                     # Functional grad: a leaf nobody asked for needs no cotangent.
                     wanted = tuple([t._ctx is not None or id(t) in requested for t in inputs])
-                    if False in wanted:
+                    if False not in wanted:
+                        wanted = None
+                flat = None
+                if node.flat and batch is None:
+                    flat = gradient if raw else node.flat_cotangent(gradient)
+                if flat is not None:
+                    node.wanted = wanted
+                    try:
+                        grads, allocated = node.backward_flat(flat)
+                    finally:
+                        node.wanted = None
+                    for tensor, contribution, fresh in zip(inputs, grads, allocated):
+                        if contribution is None or tensor._dtype is not _FLOAT32:
+                            continue
+                        tkey = _receiver(tensor, result_of, leaves)
+                        previous = pending.get(tkey)
+                        if previous is None:
+                            pending[tkey] = contribution
+                            if fresh:
+                                owned.add(tkey)
+                        elif previous.__class__ is not Tensor:
+                            if tkey in owned:
+                                pending[tkey] = tensor._carriers[0]._accumulate(previous, contribution)
+                            else:
+                                owned.add(tkey)
+                                pending[tkey] = tensor._carriers[0]._accumulate(contribution, previous) if fresh \
+                                    else previous + contribution
+                        else:
+                            total = add_cotangents(previous, self.as_tensor(tensor, contribution, False))
+                            self.fresh.add(total)
+                            pending[tkey] = total
+                else:
+                    if raw:
+                        gradient = self.as_tensor(result, gradient, key in owned)
+                    if wanted is not None:
                         node.wanted = wanted
                         try:
                             grads = node.backward(gradient)
                         finally:
                             node.wanted = None
-                    else:
+                    elif node.builtin:
                         grads = node.backward(gradient)
-                elif node.builtin:
-                    grads = node.backward(gradient)
-                else:
-                    # A custom backward may write into its gradient: hand it a private
-                    # copy, never a view of saved values, another cotangent or a .grad.
-                    grads = node.backward(private_copy(gradient))
-                if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
-                    count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
-                    raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
-                                     f"{len(inputs)} saved Tensor inputs; it must return one per input")
-                for tensor, contribution in zip(inputs, grads):
-                    if contribution is None or tensor._dtype is not _FLOAT32:
-                        continue
-                    if batch is not None:
-                        validate_batched(tensor, contribution, batch, "the cotangent " + type(node).__name__ + " produced")
-                    elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
-                        validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
-                    child = tensor._ctx
-                    if child is None:
-                        tkey = id(tensor)
-                        leaves[tkey] = tensor
                     else:
-                        tkey = id(child)
-                        if tkey not in result_of:
-                            result_of[tkey] = tensor
-                    previous = pending.get(tkey)
-                    if previous is None:
-                        pending[tkey] = contribution
-                    else:
-                        total = add_cotangents(previous, contribution) if batch is None \
-                            else add_batched(tensor, previous, contribution, batch)
-                        self.fresh.add(total)
-                        pending[tkey] = total
+                        # A custom backward may write into its gradient: hand it a private
+                        # copy, never a view of saved values, another cotangent or a .grad.
+                        grads = node.backward(private_copy(gradient))
+                    self.route(node, grads, pending, owned, result_of, leaves)
             for tensor in inputs:
                 child = tensor._ctx
                 if child is not None:
@@ -185,7 +228,37 @@ class Traversal:
                     if remaining == 0:
                         ready.append(child)
         for tkey, leaf in leaves.items():
-            self.settle(leaf, pending[tkey])
+            total = pending[tkey]
+            if total.__class__ is not Tensor:
+                total = self.as_tensor(leaf, total, tkey in owned)
+            self.settle(leaf, total)
+
+    def route(self, node: Any, grads: Any, pending: dict, owned: set, result_of: dict, leaves: dict) -> None:
+        """Add the cotangent Tensors ``node.backward`` returned to its inputs' pending totals."""
+        inputs = node._inputs
+        batch = self.batch
+        if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
+            count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
+            raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
+                             f"{len(inputs)} saved Tensor inputs; it must return one per input")
+        for tensor, contribution in zip(inputs, grads):
+            if contribution is None or tensor._dtype is not _FLOAT32:
+                continue
+            if batch is not None:
+                validate_batched(tensor, contribution, batch, "the cotangent " + type(node).__name__ + " produced")
+            elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
+                validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
+            tkey = _receiver(tensor, result_of, leaves)
+            previous = pending.get(tkey)
+            if previous is None:
+                pending[tkey] = contribution
+                continue
+            if previous.__class__ is not Tensor:
+                previous = self.as_tensor(tensor, previous, tkey in owned)
+            total = add_cotangents(previous, contribution) if batch is None \
+                else add_batched(tensor, previous, contribution, batch)
+            self.fresh.add(total)
+            pending[tkey] = total
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.

@@ -246,6 +246,16 @@ class Carrier:
                          layout.is_injective(), layout.is_canonical())
         return out
 
+    @staticmethod
+    def _accumulate(into, other):
+        """``into + other``, written into ``into`` where the library allows in-place updates.
+
+        ``into`` is a gradient buffer the caller owns outright (a backward rule
+        allocated it and nothing else refers to it); immutable libraries (JAX,
+        array-api-strict, Dask) return a new array.
+        """
+        return into + other
+
     def _copy_values(self, into=None):
         """A private copy of the buffer (``into``: a previous copy to reuse where the library allows)."""
         return self._xp.asarray(self._array, copy=True)

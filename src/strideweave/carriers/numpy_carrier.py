@@ -37,6 +37,10 @@ class NumpyCarrier(Carrier):
     def _writable(self):
         return bool(self._array.flags.writeable)
 
+    @staticmethod
+    def _accumulate(into, other):
+        return np.add(into, other, out=into)
+
     def _copy_values(self, into=None):
         if into is not None and into.shape == self._array.shape:
             np.copyto(into, self._array)

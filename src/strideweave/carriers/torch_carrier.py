@@ -70,6 +70,10 @@ class TorchCarrier(Carrier):
     def _version(self, value):
         _own_version.__set__(self, value - _torch_version(self._array))
 
+    @staticmethod
+    def _accumulate(into, other):
+        return into.add_(other)
+
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod

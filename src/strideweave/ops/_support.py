@@ -532,7 +532,7 @@ class Primitive(Operation):
     then costs no dict per node. Release drops both with the rest.
     """
 
-    __slots__ = ("place", "saved", "wanted")
+    __slots__ = ("place", "saved", "wanted", "flat")
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
@@ -556,6 +556,26 @@ class Primitive(Operation):
         # Set by the engine for one backward call: which inputs need a cotangent at all
         # (functional grad skips leaves nobody asked for). None means all of them.
         self.wanted = None
+        # Set by forward when it ran on flat buffers: every saved input and the result
+        # share one dense layout on ``place``, so backward can run on raw arrays.
+        self.flat = False
+
+    def flat_cotangent(self, gradient: Tensor) -> Any:
+        """A flat node's cotangent Tensor as its raw buffer in the result's storage order, or None."""
+        layout = gradient._layout
+        if layout is self._result_layout or layout == self._result_layout:
+            return dense_buffer(gradient, self.place)
+        return None
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        """Backward of a flat node on raw arrays (see ``autograd/engine.py``).
+
+        ``g`` is the cotangent as a 1-D array in the result's storage order.
+        Returns one 1-D array (or None) per saved input, in that input's
+        storage order, and for each whether this call allocated it (the
+        engine may then add into it in place and hand it out as a ``.grad``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} ran flat but has no backward_flat")
 
     def wants(self, index: int) -> bool:
         wanted = self.wanted

@@ -54,6 +54,8 @@ class _Binary(Primitive):
                     if av is None or bv is None or b._layout != layout:
                         layout = result_layout(modes, (a, b))
                         av, bv = storage_operand(a, layout, kind), storage_operand(b, layout, kind)
+                    else:
+                        self.flat = True
                 else:
                     modes = broadcast_modes(a_modes, b_modes)
                     layout = result_layout(modes, (a, b))
@@ -64,6 +66,8 @@ class _Binary(Primitive):
                 layout, av = a._layout, dense_buffer(a, kind)
                 if av is None:
                     layout, av = _canonical(a_modes), operand(a, kind)
+                else:
+                    self.flat = True
                 bv = b if b.__class__ is float and a._dtype.kind == "float" \
                     else scalar_operand(b, a._dtype, type(self).__name__)
                 self.saved = (bv, 1)
@@ -73,6 +77,8 @@ class _Binary(Primitive):
             layout, bv = b._layout, dense_buffer(b, kind)
             if bv is None:
                 layout, bv = _canonical(b._layout._shape_modes), operand(b, kind)
+            else:
+                self.flat = True
             av = a if a.__class__ is float and b._dtype.kind == "float" \
                 else scalar_operand(a, b._dtype, type(self).__name__)
             self.saved = (av, 0)
@@ -81,6 +87,7 @@ class _Binary(Primitive):
         self.place = kind
         common = _common_dtype(a, b)
         if common is not None:
+            self.flat = False  # backward reads the operands promoted, in rev space
             av, bv = _cast(av, common, kind), _cast(bv, common, kind)
         out = self.compute(xp, av, bv)
         if self.keeps_result:
@@ -106,6 +113,24 @@ class _Binary(Primitive):
         if saved is None and gradient._layout is result and result.is_compact():
             return self._storage_backward(gradient, out)
         return self._promoted_backward(gradient, None)
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        xp = self.place[1]
+        saved, out = self.saved if self.keeps_result else (self.saved, None)
+        inputs = self._inputs
+        wanted = self.wanted
+        if saved is None:
+            av, bv = inputs[0]._carriers[0]._array, inputs[1]._carriers[0]._array
+            ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
+            gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
+            return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
+        scalar, scalar_position = saved
+        values = inputs[0]._carriers[0]._array
+        if scalar_position == 1:
+            grad = self.vjp_first(xp, g, values, scalar, out)
+        else:
+            grad = self.vjp_second(xp, g, scalar, values, out)
+        return (grad,), (_allocated(grad, g, values, out),)
 
     def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
         """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
@@ -171,6 +196,16 @@ class _Binary(Primitive):
         return self.vjp(xp, g, a, b, out)[1]
 
 
+def _allocated(grad: Any, *arguments: Any) -> bool:
+    """Whether a VJP allocated ``grad``: by the rule contract it is either new or one of its arguments."""
+    if grad is None:
+        return False
+    for argument in arguments:
+        if grad is argument:
+            return False
+    return True
+
+
 def _common_dtype(a: Any, b: Any):
     """The dtype both operands are computed in, when one of them must be cast (else None).
 
@@ -210,12 +245,18 @@ class _Unary(Primitive):
         kind = place((x,), options)
         self.place = kind
         values = dense_buffer(x, kind)
+        self.flat = values is not None
         out = self.compute(kind.namespace, operand(x, kind) if values is None else values)
         if self.keeps_result:
             self.saved = out
         return wrap(out, _canonical(x._layout._shape_modes) if values is None else x._layout, kind)
 
     supports_batched = True
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        values = self._inputs[0]._carriers[0]._array if self.needs_input else None
+        grad = self.vjp(self.place[1], g, values, self.saved)
+        return (grad,), (_allocated(grad, g, values, self.saved),)
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
@@ -244,7 +285,10 @@ class _Unary(Primitive):
 # result's space (the base sums it back over broadcast modes). ``None`` as a
 # VJP means "no gradient" (non-differentiable); ``_zero`` is the zero
 # gradient of a piecewise-constant function, as torch defines it. ``dtypes``
-# is the Array API category an operand must belong to.
+# is the Array API category an operand must belong to. On flat buffers a
+# VJP returns either a new array or one of its arguments itself (``times``
+# too), never a view of one: the engine owns every new array and may add
+# into it in place.
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -401,6 +445,10 @@ def _no_gradient(self, gradient):
     return (None,) * len(self._inputs)
 
 
+def _no_gradient_flat(self, g):
+    return (None,) * len(self._inputs), (False,) * len(self._inputs)
+
+
 def _class_name(name: str) -> str:
     return "".join(part.title() for part in name.split("_"))
 
@@ -417,7 +465,7 @@ def _unary(name, forward, vjp, reads, dtypes, doc):
     attrs = {"__slots__": (), "compute": staticmethod(forward), "keeps_result": "out" in reads,
              "needs_input": "x" in reads}
     if vjp is None:
-        attrs["backward"] = _no_gradient
+        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
     else:
         attrs["vjp"] = staticmethod(vjp)
     op_class = type(_class_name(name), (_Unary,), attrs)
@@ -442,7 +490,7 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
              "vjp_first": staticmethod(vjp_a or (lambda *args: None)),
              "vjp_second": staticmethod(vjp_b or (lambda *args: None))}
     if vjp_a is None and vjp_b is None:
-        attrs["backward"] = _no_gradient
+        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
     op_class = type(_class_name(name), (_Binary,), attrs)
 
     def binary(a, b, *, options=None) -> Tensor:
