@@ -120,14 +120,19 @@ class Operation:
             if result._dtype.kind in ("float", "complex"):
                 _trace_lost_precision(self, args, result)
             return result
-        inputs = tuple([arg for arg in args if isinstance(arg, Tensor)])
+        inputs = args
         differentiable = False
-        for tensor in inputs:
-            if tensor is result:
+        for arg in args:
+            if not isinstance(arg, Tensor):
+                inputs = None
+                continue
+            if arg is result:
                 # Recording on an input would rewrite that input's history.
                 result = result._alias()
-            if tensor._dtype is _FLOAT32:
+            if arg._dtype is _FLOAT32:
                 differentiable = True
+        if inputs is None:
+            inputs = tuple([arg for arg in args if isinstance(arg, Tensor)])
         if not differentiable:
             self._context = None
             return result

@@ -29,9 +29,12 @@ def _namespace(self, /, *, api_version=None):
 
 
 def _binary(name: str, reflected: bool = False):
+    fn = getattr(_ops, name)
+    if not reflected:
+        return fn  # ``fn(a, b)`` is already the method (operators are on the hot path)
+
     def method(self, other):
-        fn = getattr(_ops, name)
-        return fn(other, self) if reflected else fn(self, other)
+        return fn(other, self)
     method.__name__ = name
     return method
 

@@ -536,19 +536,6 @@ class Primitive(Operation):
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
-    #: whether the forward may run block by block when a multi-subtensor operand's
-    #: blocks live on different carriers (true for elementwise operations)
-    blockwise = False
-
-    def __call__(self, *args: Any, options: Any = None, **kwargs: Any) -> Tensor:
-        try:
-            return Operation.__call__(self, *args, options=options, **kwargs)
-        except MixedBlocks:
-            if not self.blockwise:
-                raise
-        from ._blockwise import run_blockwise
-
-        return run_blockwise(self, args, kwargs)
 
     def __init__(self) -> None:
         self.place = None

@@ -16,9 +16,10 @@ from typing import Any
 from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, dense_buffer, expand, flat_gradient, from_storage,
-                       gradient_values, operand, place, result_layout, scalar_operand, storage_cotangent,
-                       storage_operand, storage_shape, times, unbroadcast, wrap)
+from ._blockwise import run_blockwise
+from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_buffer, expand, flat_gradient,
+                       from_storage, gradient_values, operand, place, result_layout, scalar_operand,
+                       storage_cotangent, storage_operand, storage_shape, times, unbroadcast, wrap)
 
 
 _canonical = Layout.canonical
@@ -35,64 +36,66 @@ class _Binary(Primitive):
     """
 
     __slots__ = ()
-    blockwise = True
     keeps_result = False
     #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
     scalar_vjp_reads_tensor = True
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
+        common = None
         if isinstance(a, Tensor):
-            a_modes = a._layout._shape_modes
             if isinstance(b, Tensor):
-                kind = place((a, b), options)
-                b_modes = b._layout._shape_modes
-                xp = kind.namespace
-                if a_modes == b_modes:
-                    modes = a_modes
-                    layout = a._layout
-                    av, bv = dense_buffer(a, kind), dense_buffer(b, kind)
-                    if av is None or bv is None or b._layout != layout:
-                        layout = result_layout(modes, (a, b))
-                        av, bv = storage_operand(a, layout, kind), storage_operand(b, layout, kind)
-                    else:
-                        self.flat = True
-                else:
-                    modes = broadcast_modes(a_modes, b_modes)
-                    layout = result_layout(modes, (a, b))
-                    av, bv = storage_operand(a, layout, kind), storage_operand(b, layout, kind)
+                kind, layout, av, bv = self._operands(a, b, options)
+                if a._dtype is not b._dtype:
+                    common = result_type(a._dtype, b._dtype)
             else:
-                kind = place((a,), options)
-                xp = kind[1]
-                layout, av = a._layout, dense_buffer(a, kind)
-                if av is None:
-                    layout, av = _canonical(a_modes), operand(a, kind)
+                kind, layout, av = self._tensor_operand(a, options)
+                if b.__class__ is float and a._dtype.kind == "float":
+                    bv = b  # the common case, decided without the table
                 else:
-                    self.flat = True
-                bv = b if b.__class__ is float and a._dtype.kind == "float" \
-                    else scalar_operand(b, a._dtype, type(self).__name__)
+                    bv, common = scalar_operand(b, a._dtype, type(self).__name__), _common_dtype(a, b)
                 self.saved = (bv, 1)
         elif isinstance(b, Tensor):
-            kind = place((b,), options)
-            xp = kind[1]
-            layout, bv = b._layout, dense_buffer(b, kind)
-            if bv is None:
-                layout, bv = _canonical(b._layout._shape_modes), operand(b, kind)
+            kind, layout, bv = self._tensor_operand(b, options)
+            if a.__class__ is float and b._dtype.kind == "float":
+                av = a
             else:
-                self.flat = True
-            av = a if a.__class__ is float and b._dtype.kind == "float" \
-                else scalar_operand(a, b._dtype, type(self).__name__)
+                av, common = scalar_operand(a, b._dtype, type(self).__name__), _common_dtype(a, b)
             self.saved = (av, 0)
         else:
             raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
-        self.place = kind
-        common = _common_dtype(a, b)
         if common is not None:
             self.flat = False  # backward reads the operands promoted, in rev space
             av, bv = _cast(av, common, kind), _cast(bv, common, kind)
-        out = self.compute(xp, av, bv)
+        out = self.compute(kind[1], av, bv)
         if self.keeps_result:
             self.saved = (self.saved, out)
         return wrap(out, layout, kind)
+
+    def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
+        """Where two Tensor operands meet, the result layout, and both lined up with it."""
+        kind = place((a, b), options)
+        self.place = kind
+        a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
+        if a_modes == b_modes:
+            layout = a._layout
+            av, bv = dense_buffer(a, kind), dense_buffer(b, kind)
+            if av is not None and bv is not None and (b._layout is layout or b._layout == layout):
+                self.flat = True
+                return kind, layout, av, bv
+            layout = result_layout(a_modes, (a, b))
+        else:
+            layout = result_layout(broadcast_modes(a_modes, b_modes), (a, b))
+        return kind, layout, storage_operand(a, layout, kind), storage_operand(b, layout, kind)
+
+    def _tensor_operand(self, tensor: Tensor, options) -> tuple:
+        """The one Tensor operand beside a scalar: its flat buffer when dense, else its rev array."""
+        kind = place((tensor,), options)
+        self.place = kind
+        values = dense_buffer(tensor, kind)
+        if values is None:
+            return kind, _canonical(tensor._layout._shape_modes), operand(tensor, kind)
+        self.flat = True
+        return kind, tensor._layout, values
 
     supports_batched = True
 
@@ -235,7 +238,6 @@ class _Unary(Primitive):
     """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
 
     __slots__ = ()
-    blockwise = True
     keeps_result = False
     needs_input = True
 
@@ -472,7 +474,10 @@ def _unary(name, forward, vjp, reads, dtypes, doc):
 
     def unary(x, *, options=None) -> Tensor:
         _check_dtype(name, dtypes, x)
-        return op_class()(x, options=options)
+        try:
+            return op_class()(x, options=options)
+        except MixedBlocks:
+            return run_blockwise(op_class(), (x,), {})
 
     unary.__name__ = unary.__qualname__ = name
     unary.__doc__ = f"Elementwise {doc}" + ("." if vjp is not None or "differentiable" in doc
@@ -494,8 +499,12 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
     op_class = type(_class_name(name), (_Binary,), attrs)
 
     def binary(a, b, *, options=None) -> Tensor:
-        _check_dtype(name, dtypes, a, b)
-        return op_class()(a, b, options=options)
+        if dtypes is not None:
+            _check_dtype(name, dtypes, a, b)
+        try:
+            return op_class()(a, b, options=options)
+        except MixedBlocks:  # blocks of a multi-subtensor operand on several carriers
+            return run_blockwise(op_class(), (a, b), {})
 
     binary.__name__ = binary.__qualname__ = name
     binary.__doc__ = f"Elementwise {doc}, broadcasting over top-level modes" + \
