@@ -74,6 +74,25 @@ def test_read_only_numpy_arrays_need_no_watch():
     np.testing.assert_array_equal(_values(x.grad), [2.0, 4.0])
 
 
+def test_read_only_view_of_writable_memory_is_still_watched():
+    base = np.array([1.0, 2.0], np.float32)
+    view = base[:]
+    view.flags.writeable = False
+    x = sw.tensor(view)
+    loss = sw.sum(x * x)
+    base[0] = 7.0                       # the memory changes through the writable base
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        loss.backward()
+    assert x.grad is None
+
+
+def test_read_only_view_of_immutable_bytes_needs_no_watch():
+    x = sw.tensor(np.frombuffer(np.array([1.0, 2.0], np.float32).tobytes(), np.float32))
+    assert x.carrier._watch is None
+    sw.sum(x * x).backward()
+    np.testing.assert_array_equal(_values(x.grad), [2.0, 4.0])
+
+
 def test_from_storage_host_write_is_detected():
     host = np.arange(6, dtype=np.float32)
     x = sw.Tensor.from_storage(host, sw.Layout(sw.Shape([2, 3])))

@@ -35,7 +35,19 @@ class NumpyCarrier(Carrier):
     # NumPy counts no versions: writes through a wrapped array are found by
     # comparing contents (see ContentWatch), bitwise so NaN equals itself.
     def _writable(self):
-        return bool(self._array.flags.writeable)
+        # A read-only view of writable memory can still change under us: every array
+        # up the base chain must be read-only, ending in nothing or immutable bytes.
+        # (as_strided views hold their source through a helper object with its own ``base``.)
+        array = self._array
+        while array is not None:
+            if isinstance(array, bytes):
+                return False
+            if isinstance(array, np.ndarray) and array.flags.writeable:
+                return True
+            array = getattr(array, "base", True)  # an unknown buffer object: assume writable
+            if array is True:
+                return True
+        return False
 
     @staticmethod
     def _accumulate(into, other):
