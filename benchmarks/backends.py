@@ -59,7 +59,8 @@ def cuda_available() -> bool:
 
 # ---------------------------------------------------------------- StrideWeave
 
-def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu", row_major: bool = False):
+def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu", row_major: bool = False,
+            read_only: bool = False):
     """A StrideWeave leaf holding ``values`` natively on ``carrier``.
 
     The native array is built first so the Tensor wraps it as a leaf (asking
@@ -68,6 +69,8 @@ def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu", row_major: bo
     the layout StrideWeave computes in; ``row_major=True`` wraps C-ordered
     memory instead, as ``sw.tensor`` does for a plain NumPy array, which costs
     a transpose wherever a canonical result is produced from it.
+    ``read_only=True`` (NumPy) wraps an array the user made read-only, which
+    StrideWeave need not snapshot to see writes behind its back.
     """
     s = sw()
     values = np.asarray(values, dtype=np.float32)
@@ -76,7 +79,9 @@ def sw_leaf(values: np.ndarray, carrier: str, device: str = "cpu", row_major: bo
     else:
         values = np.asfortranarray(values)
     if carrier == "numpy":
-        return s.tensor(values.copy(order="K"))
+        values = values.copy(order="K")
+        values.flags.writeable = not read_only
+        return s.tensor(values)
     if carrier == "torch":
         return s.tensor(torch().from_numpy(values.copy(order="K")).to(device))
     if carrier == "jax":

@@ -55,10 +55,10 @@ def sw_chain(x0, steps, scale, shift, carrier):
     return build
 
 
-def sw_expx(x0, carrier, device="cpu"):
+def sw_expx(x0, carrier, device="cpu", read_only=False):
     def build():
         sw = B.sw()
-        x = B.sw_leaf(x0, carrier, device)
+        x = B.sw_leaf(x0, carrier, device, read_only=read_only)
 
         def step():
             x.grad = None
@@ -84,10 +84,16 @@ def _sw_bcast_step(Aw, w):
     return step
 
 
-def sw_bcast(A0, w0, carrier, device="cpu", row_major=False):
+def sw_bcast(A0, w0, carrier, device="cpu", row_major=False, read_only=False):
     def build():
-        return _sw_bcast_step(B.sw_leaf(A0, carrier, device, row_major), B.sw_leaf(w0, carrier, device, row_major))
+        return _sw_bcast_step(B.sw_leaf(A0, carrier, device, row_major, read_only),
+                              B.sw_leaf(w0, carrier, device, row_major, read_only))
     return build
+
+
+READ_ONLY_NOTE = ("`[read-only]` rows wrap NumPy arrays the user made read-only (`a.flags.writeable = False`): "
+                  "StrideWeave then needs no snapshot to see writes made behind its back, so the gap to the "
+                  "`sw-numpy` row is the cost of that check (docs/user-guide.md).")
 
 
 def sw_mlp(x0, W10, b10, W20, carrier, row_major=False):
@@ -146,6 +152,7 @@ def w3(quick: bool, device: str) -> Workload:
     n = 1_000_000 if quick else 4_000_000
     x0 = (0.5 * _rng().standard_normal(n)).astype(np.float32)
     c = [(f"sw-{k}", sw_expx(x0, k)) for k in SW_CARRIERS]
+    c += [("sw-numpy [read-only]", sw_expx(x0, "numpy", read_only=True))]
     c += [("torch", lambda: A.expx_torch(x0)),
           ("jax.grad", lambda: A.expx_jax(x0)),
           ("jax.jit(grad)", lambda: A.expx_jax(x0, jit=True)),
@@ -153,7 +160,8 @@ def w3(quick: bool, device: str) -> Workload:
           ("numpy", lambda: A.expx_numpy(x0))]
     wl = Workload("W3", f"large: sum(exp(x) * x), {n:,} Float32, grad x", c,
                   budget_s=3 if quick else 25, max_repeats=10 if quick else 30,
-                  notes=["1-D inputs: canonical and C order are the same storage, so no `[C-order]` rows."],
+                  notes=["1-D inputs: canonical and C order are the same storage, so no `[C-order]` rows.",
+                         READ_ONLY_NOTE],
                   targets=[("sw-numpy", "numpy", 1.2, "<= 1.2x hand-written numpy"),
                            ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd")])
     _cuda(wl, device, lambda: sw_expx(x0, "torch", device), lambda: A.expx_torch(x0, device))
@@ -168,6 +176,7 @@ def w4(quick: bool, device: str) -> Workload:
     c = [(f"sw-{k}", sw_bcast(A0, w0, k)) for k in SW_CARRIERS]
     c += [(f"sw-{k} [C-order]", sw_bcast(A0, w0, k, row_major=True)) for k in SW_CARRIERS]
     c += [(f"sw-{k} [w:({m},)]", sw_bcast(A0, w0.reshape(-1), k)) for k in SW_CARRIERS]
+    c += [("sw-numpy [C-order, read-only]", sw_bcast(A0, w0, "numpy", row_major=True, read_only=True))]
     c += [("torch", lambda: A.bcast_torch(A0, w0)),
           ("jax.grad", lambda: A.bcast_jax(A0, w0)),
           ("jax.jit(grad)", lambda: A.bcast_jax(A0, w0, jit=True)),
@@ -180,7 +189,7 @@ def w4(quick: bool, device: str) -> Workload:
                          "`sw-<carrier>` rows use canonical (first-mode-fastest) storage; `[C-order]` rows "
                          "wrap C-ordered arrays with sw.tensor(array), as users do.",
                          f"Rows `[w:({m},)]` use a rank-1 w (same broadcast, no leading extent-1 mode); "
-                         "a target falls back to them only when the 1 x m row errors."],
+                         "a target falls back to them only when the 1 x m row errors.", READ_ONLY_NOTE],
                   targets=[("sw-numpy", "numpy", 1.25, "<= 1.25x hand-written numpy"),
                            ("sw-numpy [C-order]", "numpy", 1.25, "C-order <= 1.25x hand-written numpy"),
                            ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd"),
