@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Any
 
 from .autograd.mode import _state
@@ -12,6 +13,27 @@ from .tensor import Tensor, lost_precision_origin, record_lost_precision
 __all__ = ["Operation", "ExecutionOptions"]
 
 _FLOAT32 = DType.Float32
+
+#: Cotangent Tensors a built-in backward rule allocated for one input, by identity, held
+#: weakly until the engine claims them (see ``allocated``).
+_ALLOCATED: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+
+
+def allocated(cotangent: Tensor) -> Tensor:
+    """Mark a cotangent a backward rule just allocated and hands to exactly one input.
+
+    The engine then owns it: it may add further contributions into it in
+    place and make it a ``.grad`` without a copy. Never mark a Tensor that
+    shares storage with saved values, the incoming cotangent or another
+    returned cotangent.
+    """
+    _ALLOCATED[id(cotangent)] = cotangent
+    return cotangent
+
+
+def claim_allocated(cotangent: Tensor) -> bool:
+    """Whether ``cotangent`` was marked by ``allocated``; the mark is consumed (one owner)."""
+    return _ALLOCATED.pop(id(cotangent), None) is cotangent
 
 
 class ExecutionOptions:

@@ -136,3 +136,39 @@ def test_custom_operation_inside_a_flat_chain_gets_a_tensor(carrier):
     (Double()(x * 3.0) * x).sum().backward()
     assert seen == [sw.Tensor]
     np.testing.assert_allclose(_values(x.grad), 12 * X0.astype(np.float64), rtol=1e-6)
+
+
+# ----- Tensor cotangents a rule marks as allocated ------------------------------------------------
+
+def test_fresh_gemm_cotangents_accumulate_and_own_their_grads(carrier):
+    w0 = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    x0 = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    w = sw.tensor(w0, carrier=carrier)
+    x = sw.tensor(x0, carrier=carrier)
+    loss = sw.sum(sw.tanh(x @ w)) + sw.sum((x @ w) * 2.0) + sw.sum(sw.transpose(w) * 3.0)
+    loss.backward()
+    tw = torch.tensor(w0, dtype=torch.float64, requires_grad=True)
+    tx = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    (torch.tanh(tx @ tw).sum() + ((tx @ tw) * 2.0).sum() + (tw.T * 3.0).sum()).backward()
+    np.testing.assert_allclose(_values(w.grad), tw.grad.numpy(), rtol=2e-5)
+    np.testing.assert_allclose(_values(x.grad), tx.grad.numpy(), rtol=2e-5)
+    assert not any(a is b for a in _storage(w.grad) for b in _storage(x.grad) + _storage(w) + _storage(x))
+
+
+def test_an_allocated_mark_makes_one_owner_only(carrier):
+    from strideweave.operation import allocated
+
+    class SameFreshForBoth(sw.Operation):
+        def forward(self, a, b, options=None):
+            return a + b
+
+        def backward(self, gradient):
+            shared = allocated(gradient * 1.0)
+            return (shared, shared)
+
+    a = sw.tensor([1.0, 2.0], carrier=carrier)
+    b = sw.tensor([3.0, 4.0], carrier=carrier)
+    SameFreshForBoth()(a, b).backward(sw.ones(2, carrier=carrier))
+    assert not any(ca is cb for ca in _storage(a.grad) for cb in _storage(b.grad))
+    a.grad.fill_(-1.0)
+    np.testing.assert_array_equal(_values(b.grad), [1.0, 1.0])

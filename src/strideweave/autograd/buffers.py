@@ -67,6 +67,25 @@ def add_cotangents(first: Tensor, second: Tensor) -> Tensor:
     return Tensor._make(carrier.placed(layout, total), layout, 0)
 
 
+def add_into(owned: Tensor, other: Tensor) -> Tensor:
+    """``owned + other`` for two cotangents of one Tensor, written into ``owned``'s storage where possible.
+
+    ``owned`` belongs to the traversal alone (a backward rule allocated it),
+    so adding in place is invisible; anywhere else this is ``add_cotangents``.
+    """
+    carrier = owned._carriers[0]
+    other_carrier = other._carriers[0]
+    layout = owned._layout
+    if (layout is other._layout or layout == other._layout) and owned._offset == 0 == other._offset \
+            and carrier._size == other_carrier._size == layout.cosize and other_carrier.__class__ is carrier.__class__ \
+            and other_carrier._xp is carrier._xp and other_carrier._device == carrier._device:
+        total = carrier._accumulate(carrier._array, other_carrier._array)
+        if total is carrier._array:
+            return owned
+        return Tensor._make(carrier.__class__._adopt(total, carrier._xp, carrier._device, carrier._kind), layout, 0)
+    return add_cotangents(owned, other)
+
+
 def aggregate(target: Tensor, total: Tensor) -> Tensor:
     """For a broadcast target: the sum over each storage slot, replicated at each of its positions."""
     layout = target._layout

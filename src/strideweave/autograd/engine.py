@@ -26,8 +26,9 @@ from typing import Any
 from .._locks import locked
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
+from ..operation import claim_allocated
 from ..tensor import Tensor
-from .buffers import (accumulated_gradient, add_batched, add_cotangents, aggregate, aggregate_batched,
+from .buffers import (accumulated_gradient, add_batched, add_cotangents, add_into, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
 
 __all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
@@ -248,15 +249,25 @@ class Traversal:
                 validate_batched(tensor, contribution, batch, "the cotangent " + type(node).__name__ + " produced")
             elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
+            fresh = claim_allocated(contribution)
             tkey = _receiver(tensor, result_of, leaves)
             previous = pending.get(tkey)
             if previous is None:
                 pending[tkey] = contribution
+                if fresh:
+                    self.fresh.add(contribution)
                 continue
             if previous.__class__ is not Tensor:
                 previous = self.as_tensor(tensor, previous, tkey in owned)
-            total = add_cotangents(previous, contribution) if batch is None \
-                else add_batched(tensor, previous, contribution, batch)
+            if batch is not None:
+                total = add_batched(tensor, previous, contribution, batch)
+            elif previous in self.fresh:
+                self.fresh.discard(previous)
+                total = add_into(previous, contribution)
+            elif fresh:
+                total = add_into(contribution, previous)
+            else:
+                total = add_cotangents(previous, contribution)
             self.fresh.add(total)
             pending[tkey] = total
 

@@ -16,7 +16,7 @@ from ..carriers import CarrierKind, resolve, transfer
 from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
-from ..operation import Operation
+from ..operation import Operation, allocated
 from ..tensor import Tensor
 
 _FLOAT32 = DType.Float32
@@ -432,12 +432,15 @@ def broadcast_axes(layout: Layout) -> tuple[int, ...]:
                  if stride == 0 and extent > 1)
 
 
-def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None) -> Tensor:
+def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False) -> Tensor:
     """Build the cotangent for ``target`` from ``values`` (a rev array of its leaf shape).
 
     The result lives on ``target``'s own carrier class and, for an injective
     target, has exactly ``target.layout`` (holes zero); otherwise it uses the
     canonical layout, as the spec requires of gradients for broadcast targets.
+    ``fresh`` says the rule allocated ``values`` for this target alone: the
+    result is then marked ``allocated`` unless it broadcasts them, as is a
+    result this function placed in new storage itself.
     """
     carrier = target._carriers[0]
     cls = carrier.__class__
@@ -449,9 +452,11 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     dense = _dense(layout)
     if values.ndim == 1 and values.shape[0] == layout.size and dense:
         # Already flat values in the layout's storage order (the elementwise fast path).
-        return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
+        result = Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
+        return allocated(result) if fresh else result
     leaves = layout.rev_leaf_shape
     if values.shape != leaves:
+        fresh = False
         if dense and all(extent == 1 for extent in values.shape):
             # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
             one = xp.reshape(values, (1,))
@@ -464,9 +469,10 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         if dense:
             values = to_storage(values, layout, xp)
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
-                            else Layout.canonical(layout._shape_modes), 0)
-    return Tensor._make(carrier.placed(layout, values), layout, 0)
+        result = Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
+                              else Layout.canonical(layout._shape_modes), 0)
+        return allocated(result) if fresh else result
+    return allocated(Tensor._make(carrier.placed(layout, values), layout, 0))
 
 
 # ----- batched cotangents ----------------------------------------------------------------------------
@@ -573,18 +579,21 @@ class Primitive(Operation):
         self.place = None
         self.saved = None
 
-    def cotangents(self, grads: Sequence[Any], batch: int | None = None) -> tuple:
-        """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout."""
+    def cotangents(self, grads: Sequence[Any], batch: int | None = None, fresh: bool = False) -> tuple:
+        """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout.
+
+        ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone.
+        """
         kind = self.place
         wanted = self.wanted
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]
-            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind),)
+            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh),)
         wanted = wanted or (True,) * len(grads)
         if batch is not None:
             return tuple(None if g is None or not w or t._dtype is not _FLOAT32
                          else cotangent_for_batched(t, g, kind, batch)
                          for t, g, w in zip(self._inputs, grads, wanted))
-        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind)
+        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh)
                      for t, g, w in zip(self._inputs, grads, wanted))

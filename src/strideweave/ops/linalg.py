@@ -78,7 +78,8 @@ class Matmul(Primitive):
                 grad_a = xp.matmul(xp.matrix_transpose(b_rev), g) if self.wants(0) else None
                 grad_b = xp.matmul(g, xp.matrix_transpose(a_rev)) if self.wants(1) else None
                 return self.cotangents((None if grad_a is None else xp.reshape(grad_a, a._layout.rev_leaf_shape),
-                                        None if grad_b is None else xp.reshape(grad_b, b._layout.rev_leaf_shape)))
+                                        None if grad_b is None else xp.reshape(grad_b, b._layout.rev_leaf_shape)),
+                                       fresh=True)  # two new GEMM results
             else:
                 # One GEMM per operand for all K cotangents: fold the batch into the free extent.
                 n, m = g.shape[1], g.shape[2]

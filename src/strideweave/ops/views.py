@@ -9,10 +9,12 @@ the source's storage window and reads it back through the source layout.
 from __future__ import annotations
 
 import operator
+from functools import lru_cache
 from typing import Any, Sequence
 
 from ..autograd.mode import no_grad
 from ..layout import Layout, Shape
+from ..operation import allocated
 from ..tensor import Tensor
 from ._support import (BatchUnsupported, Primitive, broadcast_axes, broadcast_modes, kind_of, leaves_of, operand,
                        wrap)
@@ -40,7 +42,7 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     buffer = carrier.fresh(hi - lo)
     buffer.scatter_rev(view_layout, view_offset - lo, values)
     if s_layout.is_injective():
-        return Tensor._make(buffer, s_layout, s_offset - lo)
+        return allocated(Tensor._make(buffer, s_layout, s_offset - lo))
     slots = buffer.gather_rev(s_layout, s_offset - lo)
     rev_shape = s_layout.rev_leaf_shape
     first = None
@@ -227,9 +229,13 @@ def permute(x: Tensor, order: Sequence[int]) -> Tensor:
         raise TypeError(f"permute expects a sequence of ints, got {order!r}") from None
     if sorted(order) != list(range(rank)):
         raise ValueError(f"permute order {order!r} is not a permutation of the {rank} top-level modes")
-    shape, stride = x._layout.shape.modes, x._layout.stride.modes
-    layout = Layout(tuple(shape[i] for i in order), tuple(stride[i] for i in order))
-    return _make_view(x, layout, x._offset, "permute")
+    return _make_view(x, _permuted(x._layout, order), x._offset, "permute")
+
+
+@lru_cache(maxsize=1024)
+def _permuted(layout: Layout, order: tuple) -> Layout:
+    shape, stride = layout._shape_modes, layout._stride_modes
+    return Layout._trusted(tuple(shape[i] for i in order), tuple(stride[i] for i in order))
 
 
 def transpose(x: Tensor, order: Sequence[int] | None = None) -> Tensor:
