@@ -75,8 +75,9 @@ def _wrap_native_storage(array: Any) -> Tensor:
     row_major = [1] * len(shape)
     for axis in range(len(shape) - 2, -1, -1):
         row_major[axis] = row_major[axis + 1] * shape[axis + 1]
-    flat = kind.namespace.reshape(array, (-1,))
-    return Tensor._make(kind.from_array(flat), Layout(shape, tuple(row_major)), 0)
+    carrier = kind.from_array(kind.namespace.reshape(array, (-1,)))
+    carrier._remember_shaped(array)
+    return Tensor._make(carrier, Layout(shape, tuple(row_major)), 0)
 
 
 def _strided_storage(array: Any, shape: tuple) -> tuple[Any, tuple] | None:

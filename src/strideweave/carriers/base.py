@@ -29,6 +29,8 @@ their fast paths (numpy and torch ``as_strided``, JAX ``.at[]``).
 from __future__ import annotations
 
 import operator
+import weakref
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +61,30 @@ def _checked_offset(carrier, layout, offset):
         f"{offset + layout.cosize} elements, but the {type(carrier).__name__} holds "
         f"only {carrier._size}"
     )
+
+
+#: Native cotangent arrays known to hold only ones, by identity, held weakly (the unit flag:
+#: backward rules skip multiplying by them, see ``ops._support.times``).
+_UNIT_ARRAYS: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+
+
+def is_unit(array: Any) -> bool:
+    """Whether ``array`` is a cotangent flagged as all ones."""
+    return _UNIT_ARRAYS.get(id(array)) is array
+
+
+def mark_unit(array: Any) -> Any:
+    """Flag ``array`` as all ones."""
+    try:
+        _UNIT_ARRAYS[id(array)] = array
+    except TypeError:  # not weakly referenceable: no flag, the product is merely computed
+        pass
+    return array
+
+
+def unit_alias(source: Any, result: Any) -> Any:
+    """``result`` (a reshape or view of ``source``) inherits ``source``'s unit flag."""
+    return mark_unit(result) if result is not source and is_unit(source) else result
 
 
 class ContentWatch:
@@ -125,6 +151,8 @@ class Carrier:
     backend = "abstract"
     #: whether native arrays have a ``.reshape`` method (cheaper than ``xp.reshape``)
     native_methods = False
+    #: whether N-D results are kept unflattened (``_adopt_shaped``), for libraries whose reshape copies
+    keeps_shape = False
 
     # ----- construction ---------------------------------------------------
 
@@ -245,6 +273,17 @@ class Carrier:
             out._set_rev(rs, layout.leaf_stride[::-1], 0, out._prepare_values(values, rs, "place"),
                          layout.is_injective(), layout.is_canonical())
         return out
+
+    def shaped(self, shape):
+        """The whole buffer as an array of ``shape``, in C order (a view where the library has views)."""
+        return self._array.reshape(shape) if self.native_methods else self._xp.reshape(self._array, shape)
+
+    def dense_values(self):
+        """The buffer as it was computed: the 1-D array, or an N-D array in whose C order it lies."""
+        return self._array
+
+    def _remember_shaped(self, values):
+        """``values`` is the buffer reshaped (N-D, C order); a carrier that keeps shapes may keep it."""
 
     @staticmethod
     def _accumulate(into, other):

@@ -17,7 +17,7 @@ JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; asking for
 from __future__ import annotations
 
 from . import _indexing
-from .base import _SCALARS, Carrier
+from .base import _SCALARS, Carrier, unit_alias
 
 __all__ = ["JaxCarrier"]
 
@@ -38,13 +38,59 @@ def _load():
     return jnp
 
 
-class JaxCarrier(Carrier):
-    """Storage in a 1-D JAX array; ``device`` is a ``jax.Device``."""
+_flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
 
-    __slots__ = ()
+
+class JaxCarrier(Carrier):
+    """Storage in a 1-D JAX array; ``device`` is a ``jax.Device``.
+
+    Every eager JAX reshape is a copy, so the buffer may also be held as an
+    N-D array whose C order it is (``shaped``): results computed N-D stay N-D,
+    wrapped N-D arrays keep their shape, and the 1-D array is made only when
+    something reads it.
+    """
+
+    __slots__ = ("_shaped",)
     native_methods = True
+    keeps_shape = True
     backend = "jax"
     watches_content = False  # JAX arrays are immutable: nothing can write behind the carrier
+
+    @property
+    def _array(self):
+        flat = _flat_slot.__get__(self)
+        if flat is None:
+            flat = unit_alias(self._shaped, jnp.reshape(self._shaped, (-1,)))
+            _flat_slot.__set__(self, flat)
+        return flat
+
+    @_array.setter
+    def _array(self, value):
+        _flat_slot.__set__(self, value)
+        self._shaped = None
+
+    @classmethod
+    def _adopt_shaped(cls, values, xp, device, kind=None):
+        """Adopt an N-D array whose C order is the buffer, without flattening it."""
+        self = cls._adopt(values, xp, device, kind)
+        _flat_slot.__set__(self, None)
+        self._shaped = values
+        self._size = int(values.size)
+        return self
+
+    def shaped(self, shape):
+        shaped = self._shaped
+        if shaped is None or tuple(shaped.shape) != shape:
+            shaped = jnp.reshape(self._array, shape)
+            self._shaped = shaped  # the same values; any write replaces the buffer and drops it
+        return shaped
+
+    def dense_values(self):
+        flat = _flat_slot.__get__(self)
+        return self._shaped if flat is None else flat
+
+    def _remember_shaped(self, values):
+        self._shaped = values
 
     # ----- class hooks ---------------------------------------------------------
 

@@ -8,11 +8,11 @@ turns a computed gradient into a cotangent in an input's exact layout.
 
 from __future__ import annotations
 
-import weakref
 from functools import lru_cache
 from typing import Any, Sequence
 
 from ..carriers import CarrierKind, resolve, transfer
+from ..carriers.base import is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
 from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
@@ -174,10 +174,13 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     """
     xp = kind[1]
     if tensor._layout is layout or tensor._layout == layout:
-        flat = dense_buffer(tensor, kind)
-        if flat is not None:
+        carrier = dense_carrier(tensor, kind)
+        if carrier is not None:
             shape = storage_shape(layout)
-            return flat if len(shape) == 1 else _unit_alias(flat, xp.reshape(flat, shape))
+            computed = carrier.dense_values()
+            if tuple(computed.shape) == shape:
+                return computed
+            return _unit_alias(computed, carrier.shaped(shape))
     values = expand(operand(tensor, kind), tensor._layout._shape_modes, layout._shape_modes, xp)
     return to_storage(values, layout, xp)
 
@@ -195,7 +198,7 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> A
     if tuple(values.shape) != shape:
         values = xp.broadcast_to(values, shape)
     if target._layout is layout or target._layout == layout:
-        return values if values.ndim == 1 else xp.reshape(values, (-1,))
+        return values if values.ndim == 1 else InStorageOrder(values)
     source = target._layout._shape_modes
     axes, leaves = reduce_plan(source, layout._shape_modes)
     perm = storage_perm(layout)
@@ -212,6 +215,25 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> A
 def _dense(layout: Layout) -> bool:
     # is_canonical() is cached on the layout; is_compact() is derived on every call (hot path).
     return layout.is_canonical() or layout.is_compact()
+
+
+class InStorageOrder:
+    """A gradient already in its target's dense storage order (N-D, C order): ``cotangent_for`` adopts it."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = values
+
+
+def dense_carrier(tensor: Tensor, kind: CarrierKind):
+    """``tensor``'s carrier when it holds exactly ``tensor``'s values in a dense layout on ``kind``, else None."""
+    carrier = tensor._carriers[0]
+    layout = tensor._layout
+    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and _dense(layout) \
+            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
+        return carrier
+    return None
 
 
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
@@ -262,6 +284,8 @@ def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     """
     cls, xp, device = kind
     if values.ndim != 1:
+        if cls.keeps_shape and values.ndim > 1:
+            return Tensor._make(cls._adopt_shaped(values, xp, device, kind), layout, 0)
         values = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
     return Tensor._make(cls._adopt(values, xp, device, kind), layout, 0)
 
@@ -392,29 +416,9 @@ def times(g: Any, values: Any, xp: Any) -> Any:
     return g * values
 
 
-#: Native cotangent arrays known to hold only ones, by identity, held weakly (the unit flag).
-_UNIT_ARRAYS: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 #: Backends whose arrays hold values now, so a one-element cotangent can be read cheaply
 #: (a lazy backend such as Dask would compute its whole graph).
 _EAGER = frozenset({"numpy", "torch", "jax"})
-
-
-def is_unit(array: Any) -> bool:
-    """Whether ``array`` is a cotangent flagged as all ones."""
-    return _UNIT_ARRAYS.get(id(array)) is array
-
-
-def _mark_unit(array: Any) -> Any:
-    try:
-        _UNIT_ARRAYS[id(array)] = array
-    except TypeError:  # not weakly referenceable: no flag, the product is merely computed
-        pass
-    return array
-
-
-def _unit_alias(source: Any, result: Any) -> Any:
-    """``result`` (a reshape or view of ``source``) inherits ``source``'s unit flag."""
-    return _mark_unit(result) if result is not source and is_unit(source) else result
 
 
 # ----- cotangents in an input's exact layout ----------------------------------------------------
@@ -445,11 +449,17 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     carrier = target._carriers[0]
     cls = carrier.__class__
     xp = carrier._xp
+    in_storage_order = values.__class__ is InStorageOrder
+    if in_storage_order:
+        values = values.values
     if values_kind is not None and not (cls is values_kind[0] and xp is values_kind[1]
                                         and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
     layout = target._layout
     dense = _dense(layout)
+    if in_storage_order:
+        result = wrap(values, layout, kind_of(carrier))
+        return allocated(result) if fresh else result
     if values.ndim == 1 and values.shape[0] == layout.size and dense:
         # Already flat values in the layout's storage order (the elementwise fast path).
         result = Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
@@ -460,10 +470,11 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         if dense and all(extent == 1 for extent in values.shape):
             # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
             one = xp.reshape(values, (1,))
-            values = xp.broadcast_to(one, (layout.size,))
+            # Where reshapes copy, broadcast straight to the storage shape elementwise ops read.
+            values = xp.broadcast_to(one, storage_shape(layout) if cls.keeps_shape else (layout.size,))
             if cls.backend in _EAGER and layout.size > 1 and float(one[0]) == 1.0:
                 _mark_unit(values)
-            return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
+            return wrap(values, layout, kind_of(carrier))
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():
         if dense:

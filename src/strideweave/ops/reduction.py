@@ -8,7 +8,7 @@ from typing import Any
 
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import Primitive, dense_buffer, gradient_values, leaves_of, operand, place, wrap
+from ._support import Primitive, dense_carrier, gradient_values, leaves_of, operand, place, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -72,9 +72,11 @@ class _Reduction(Primitive):
         xp = kind.namespace
         reduced = _normalise_modes(modes, x._layout.rank, self.function)
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims))
-        flat = dense_buffer(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None
-        if flat is not None:
-            out = self.compute(xp, flat, (0,))  # every axis reduced: the flat buffer says it all
+        carrier = dense_carrier(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None
+        if carrier is not None:
+            # Every axis reduced: the buffer says it all, in whatever shape it was computed.
+            values = carrier.dense_values()
+            out = self.compute(xp, values, tuple(range(values.ndim)))
         else:
             out = self.compute(xp, operand(x, kind), axes)
         self.place = kind
