@@ -34,6 +34,31 @@ class ViewPlan(NamedTuple):
     bcast: bool
 
 
+def inverse_of(plan: ViewPlan) -> tuple[tuple | None, tuple[int, ...], tuple]:
+    """How to undo a plan's ``[index]`` and ``permute_dims`` steps when placing values.
+
+    Returns the inverse permutation (or None), the axes an integer index
+    dropped (re-insert them in order) and the zero padding per axis of
+    ``plan.dims`` that restores what the index cut away.
+    """
+    inverse = None
+    if plan.perm is not None:
+        inverse = [0] * len(plan.perm)
+        for position, axis in enumerate(plan.perm):
+            inverse[axis] = position
+        inverse = tuple(inverse)
+    dropped, widths = [], []
+    if plan.index is not None:
+        for axis, (extent, index) in enumerate(zip(plan.dims, plan.index)):
+            if isinstance(index, slice):
+                start, stop, _ = index.indices(extent)
+                widths.append((start, extent - stop))
+            else:
+                dropped.append(axis)
+                widths.append((index, extent - 1 - index))
+    return inverse, tuple(dropped), tuple(widths)
+
+
 @lru_cache(maxsize=4096)
 def view_plan(rs: tuple, rt: tuple, offset: int, n: int) -> ViewPlan | None:
     """A reshape + slice + permute + broadcast recipe, or ``None`` if none exists.

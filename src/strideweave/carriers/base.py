@@ -666,8 +666,6 @@ class Carrier:
         return values
 
     def _gather_view(self, rs, rt, offset):
-        xp = self._xp
-        buffer = self._array
         plan = _indexing.view_plan(rs, rt, offset, self._size)
         if plan is None:
             # The recipe reads whole rows of the outermost stride; when the buffer
@@ -675,22 +673,12 @@ class Carrier:
             room = offset + 1 + sum(e * s for e, s in zip(rs, rt))
             plan = _indexing.view_plan(rs, rt, offset, room)
             if plan is None:
-                return xp.reshape(xp.take(buffer, self._index(rs, rt, offset), axis=0), rs)
-            if plan.stop > self._size:
-                filler = xp.zeros(plan.stop - self._size, dtype=self._native, device=self._device)
-                buffer = xp.concat([buffer, filler])
-        a = buffer[plan.start:plan.stop]
-        if plan.dims is not None:
-            a = xp.reshape(a, plan.dims)
-        if plan.index is not None:
-            a = a[plan.index]
-        if plan.perm is not None:
-            a = xp.permute_dims(a, plan.perm)
-        if plan.shape1 is not None:
-            a = xp.reshape(a, plan.shape1)
-        if plan.bcast:
-            a = xp.broadcast_to(a, rs)
-        return a
+                return self._xp.reshape(self._xp.take(self._array, self._index(rs, rt, offset), axis=0), rs)
+        return self._read_through(plan, rs)
+
+    def _read_through(self, plan, rs):
+        """The values ``plan`` reads from the buffer (padded with zeros where it runs past the end)."""
+        return _read_through(self._xp, self._array, plan, rs, self._size, self._native, self._device)
 
     def _maps(self, rs, rt, offset):
         def make():
@@ -747,3 +735,21 @@ class Carrier:
 
 
 _FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}
+
+
+def _read_through(xp, buffer, plan, rs, size, native, device):
+    """Apply a ``ViewPlan`` to a 1-D ``buffer`` of ``size`` elements: a rev array of shape ``rs``."""
+    if plan.stop > size:
+        buffer = xp.concat([buffer, xp.zeros(plan.stop - size, dtype=native, device=device)])
+    a = buffer[plan.start:plan.stop]
+    if plan.dims is not None:
+        a = xp.reshape(a, plan.dims)
+    if plan.index is not None:
+        a = a[plan.index]
+    if plan.perm is not None:
+        a = xp.permute_dims(a, plan.perm)
+    if plan.shape1 is not None:
+        a = xp.reshape(a, plan.shape1)
+    if plan.bcast:
+        a = xp.broadcast_to(a, rs)
+    return a

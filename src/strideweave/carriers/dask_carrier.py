@@ -165,21 +165,15 @@ class DaskCarrier(Carrier):
         if plan is None or plan.bcast:
             return Carrier.placed(self, layout, values)
         a = da.broadcast_to(da.asarray(values).astype(self._native), rs)
+        inverse, dropped, widths = _indexing.inverse_of(plan)
         if plan.shape1 is not None:
-            a = a.reshape(tuple(rs[ax] for ax in range(len(rs)) if rs[ax] != 1 and rt[ax] != 0))
-        if plan.perm is not None:
-            a = da.transpose(a, tuple(int(i) for i in np.argsort(plan.perm)))
-        if plan.index is not None:
-            widths = []
-            for axis, (extent, index) in enumerate(zip(plan.dims, plan.index)):
-                if isinstance(index, slice):
-                    start, stop, _ = index.indices(extent)
-                    widths.append((start, extent - stop))
-                else:
-                    a = da.expand_dims(a, axis)
-                    widths.append((index, extent - 1 - index))
-            if any(w != (0, 0) for w in widths):
-                a = da.pad(a, widths)
+            a = a.reshape(tuple(extent for extent in rs if extent != 1))
+        if inverse is not None:
+            a = da.transpose(a, inverse)
+        for axis in dropped:
+            a = da.expand_dims(a, axis)
+        if any(w != (0, 0) for w in widths):
+            a = da.pad(a, widths)
         a = a.reshape(-1)
         cosize = layout.cosize
         if plan.start or cosize > plan.stop:

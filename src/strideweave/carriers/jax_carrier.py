@@ -17,7 +17,7 @@ JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; asking for
 from __future__ import annotations
 
 from . import _indexing
-from .base import _SCALARS, Carrier, unit_alias
+from .base import _SCALARS, Carrier, _read_through, unit_alias
 
 __all__ = ["JaxCarrier"]
 
@@ -36,6 +36,38 @@ def _load():
             raise ImportError("the 'jax' carrier needs JAX: pip install strideweave[jax]") from exc
         jax, jnp = _jax, _jnp
     return jnp
+
+
+#: Layouts with at least this many elements are read and placed by one fused (jitted) XLA
+#: computation instead of a chain of eager ops, each of which would copy the whole array.
+_FUSE_FROM = 1 << 16
+_FUSED: dict = {}  # recipe key -> jitted function (FIFO, bounded)
+_FUSED_LIMIT = 256
+
+
+def _fused(key, make):
+    function = _FUSED.get(key)
+    if function is None:
+        if len(_FUSED) >= _FUSED_LIMIT:
+            del _FUSED[next(iter(_FUSED))]
+        function = _FUSED[key] = jax.jit(make())
+    return function
+
+
+def _place_through(values, plan, rs, cosize, native):
+    """The inverse of a ``ViewPlan`` read: a 1-D buffer of ``cosize`` holding ``values`` (holes zero)."""
+    a = jnp.broadcast_to(jnp.asarray(values, dtype=native), rs)
+    inverse, dropped, widths = _indexing.inverse_of(plan)
+    if plan.shape1 is not None:
+        a = jnp.reshape(a, tuple(extent for extent in rs if extent != 1))
+    if inverse is not None:
+        a = jnp.transpose(a, inverse)
+    for axis in dropped:
+        a = jnp.expand_dims(a, axis)
+    if widths:
+        a = jnp.pad(a, widths)
+    a = jnp.pad(jnp.reshape(a, (-1,)), (plan.start, max(0, cosize - plan.stop)))
+    return a[:cosize] if plan.stop > cosize else a  # only zero padding lies past the last addressed element
 
 
 _flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
@@ -165,7 +197,8 @@ class JaxCarrier(Carrier):
 
         A scatter with an index array per element is slow in JAX; when the
         layout has a reshape/slice/permute read recipe, the inverse recipe
-        (reshape, inverse permute, zero padding) builds the buffer directly.
+        (reshape, inverse permute, zero padding) builds the buffer directly,
+        as one fused XLA computation for large layouts.
         """
         rs = layout.rev_leaf_shape
         rt = layout.leaf_stride[::-1]
@@ -176,32 +209,24 @@ class JaxCarrier(Carrier):
             plan = _indexing.view_plan(rs, rt, 0, room)
         if plan is None or plan.bcast:
             return Carrier.placed(self, layout, values)
-        a = jnp.broadcast_to(jnp.asarray(values, dtype=self._native), rs)
-        keep = [ax for ax in range(len(rs)) if rs[ax] != 1 and rt[ax] != 0]
-        if plan.shape1 is not None:
-            a = jnp.reshape(a, tuple(rs[ax] for ax in keep))
-        if plan.perm is not None:
-            inverse = [0] * len(plan.perm)
-            for position, axis in enumerate(plan.perm):
-                inverse[axis] = position
-            a = jnp.transpose(a, inverse)
-        if plan.index is not None:
-            widths = []
-            for axis, (extent, index) in enumerate(zip(plan.dims, plan.index)):
-                if isinstance(index, slice):
-                    start, stop, _ = index.indices(extent)
-                    widths.append((start, extent - stop))
-                else:
-                    a = jnp.expand_dims(a, axis)
-                    widths.append((index, extent - 1 - index))
-            a = jnp.pad(a, widths)
-        a = jnp.reshape(a, (-1,))
-        cosize = layout.cosize
-        a = jnp.pad(a, (plan.start, max(0, cosize - plan.stop)))
-        if plan.stop > cosize:
-            a = a[:cosize]  # only zero padding lies past the last addressed element
-        return type(self)._adopt(a, self._xp, self._device, self._kind)
+        cosize, native = layout.cosize, self._native
+        if layout.size >= _FUSE_FROM and hasattr(values, "shape"):
+            recipe = _fused(("place", repr(plan), rs, cosize, str(native), tuple(values.shape)),
+                            lambda: lambda v: _place_through(v, plan, rs, cosize, native))
+        else:
+            recipe = lambda v: _place_through(v, plan, rs, cosize, native)  # noqa: E731
+        return type(self)._adopt(recipe(values), self._xp, self._device, self._kind)
 
+    def _read_through(self, plan, rs):
+        size = 1
+        for extent in rs:
+            size *= extent
+        if size < _FUSE_FROM:
+            return Carrier._read_through(self, plan, rs)
+        n, native = self._size, self._native
+        recipe = _fused(("read", repr(plan), rs, n, str(native)),
+                        lambda: lambda buffer: _read_through(jnp, buffer, plan, rs, n, native, None))
+        return recipe(self._array)
 
     def _flat(self, vals, rs):
         if isinstance(vals, _SCALARS):

@@ -72,7 +72,10 @@ def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     carrier = tensor._carriers[0]
     cls, xp, device = kind
     if carrier.__class__ is cls and carrier._xp is xp and tensor._blocks is None and carrier._device == device:
-        return carrier.gather_rev(tensor._layout, tensor._offset)
+        layout = tensor._layout
+        if cls.keeps_shape and tensor._offset == 0 and carrier._size == layout.size and layout.is_canonical():
+            return carrier.shaped(layout.rev_leaf_shape)  # the whole buffer: a cached reshape, no copy
+        return carrier.gather_rev(layout, tensor._offset)
     if tensor._blocks is not None:
         from ..creation import blocks_rev_array
 
@@ -511,7 +514,7 @@ def gradient_values(op: Operation, gradient: Tensor) -> tuple[Any, int | None]:
     A batched cotangent has one more top-level mode than the op's result; its
     batch axis comes first in the returned array.
     """
-    values = _unit_alias(gradient._carriers[0]._array, operand(gradient, op.place))
+    values = _unit_alias(gradient._carriers[0].dense_values(), operand(gradient, op.place))
     layout = gradient._layout
     if layout is op._result_layout or len(layout._shape_modes) == len(op._result_layout._shape_modes):
         return values, None

@@ -17,9 +17,9 @@ from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor
 from ._blockwise import run_blockwise
-from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_buffer, expand, flat_gradient,
-                       from_storage, gradient_values, operand, place, result_layout, scalar_operand,
-                       storage_cotangent, storage_operand, storage_shape, times, unbroadcast, wrap)
+from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_buffer, dense_carrier, expand,
+                       flat_gradient, from_storage, gradient_values, operand, place, result_layout,
+                       scalar_operand, storage_cotangent, storage_operand, storage_shape, times, unbroadcast, wrap)
 
 
 _canonical = Layout.canonical
@@ -78,10 +78,10 @@ class _Binary(Primitive):
         a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
         if a_modes == b_modes:
             layout = a._layout
-            av, bv = dense_buffer(a, kind), dense_buffer(b, kind)
-            if av is not None and bv is not None and (b._layout is layout or b._layout == layout):
+            if (b._layout is layout or b._layout == layout) and dense_carrier(a, kind) is not None \
+                    and dense_carrier(b, kind) is not None:
                 self.flat = True
-                return kind, layout, av, bv
+                return kind, layout, a._carriers[0]._array, b._carriers[0]._array
             layout = result_layout(a_modes, (a, b))
         else:
             layout = result_layout(broadcast_modes(a_modes, b_modes), (a, b))
@@ -105,13 +105,12 @@ class _Binary(Primitive):
         saved, out = self.saved if self.keeps_result else (self.saved, None)
         inputs = self._inputs
         result = self._result_layout
-        flat = [dense_buffer(t, kind) for t in inputs]
         if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
             # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
             return self._promoted_backward(gradient, [_cast(operand(t, kind), _FLOAT32, kind) for t in inputs])
-        if all(f is not None for f in flat) and gradient._layout is result \
-                and all(t._layout == result for t in inputs):
+        if self.flat and gradient._layout is result:
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
+            flat = [t._carriers[0]._array for t in inputs]
             return self._flat_backward(xp, flat_gradient(gradient, kind), flat, saved, out)
         if saved is None and gradient._layout is result and result.is_compact():
             return self._storage_backward(gradient, out)
@@ -263,17 +262,17 @@ class _Unary(Primitive):
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         x = self._inputs[0]
-        flat = dense_buffer(x, kind)
-        if flat is not None and gradient._layout is self._result_layout:
+        if self.flat and gradient._layout is self._result_layout:
             # Forward ran on the flat buffer: stay flat (``saved`` is flat too).
             g = flat_gradient(gradient, kind)
-            return self.cotangents((self.vjp(kind.namespace, g, flat if self.needs_input else None, self.saved),))
+            flat = x._carriers[0]._array if self.needs_input else None
+            return self.cotangents((self.vjp(kind.namespace, g, flat, self.saved),))
         values = None
         if self.needs_input:
             values = operand(x, kind)
         g, batch = gradient_values(self, gradient)
         saved = self.saved
-        if flat is not None and saved is not None:
+        if self.flat and saved is not None:
             saved = from_storage(saved, x._layout, kind.namespace)
         return self.cotangents((self.vjp(kind.namespace, g, values, saved),), batch)
 
