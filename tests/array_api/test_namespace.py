@@ -68,6 +68,31 @@ def test_reshape_is_c_order_and_reductions_take_axis(carrier):
         xp.sum(x, axis=2)
 
 
+def test_unsigned_sums_widen_to_the_default_integer_dtype(carrier):
+    x = xp.asarray(np.array([200, 100, 7], dtype=np.uint8), device=carrier)
+    total = xp.sum(x)
+    assert total.dtype is xp.__array_namespace_info__().default_dtypes(device=carrier)["integral"]
+    assert int(total) == 307                   # no wraparound at 256
+    assert int(xp.prod(xp.asarray(np.array([20, 20], dtype=np.uint8), device=carrier))) == 400
+
+
+def test_info_lists_only_dtypes_the_carrier_can_store(carrier):
+    info = xp.__array_namespace_info__()
+    listed = info.dtypes(device=carrier)
+    assert "float32" in listed and "bool" in listed
+    for name, dtype in listed.items():
+        assert xp.zeros(2, dtype=dtype, device=carrier).dtype is dtype, name
+    for name, dtype in info.default_dtypes(device=carrier).items():
+        assert dtype in listed.values(), name
+    assert set(info.dtypes(device=carrier, kind="real floating")) <= set(listed)
+
+
+def test_full_takes_its_dtype_from_the_fill_value(carrier):
+    assert xp.full((), 0j, device=carrier).dtype is xp.complex64
+    assert xp.full((2,), True, device=carrier).dtype is xp.bool
+    assert xp.full((2,), 1.5, device=carrier).dtype is xp.float32
+
+
 @pytest.mark.parametrize("key", [
     (1, 2), (slice(None, None, -1),), (Ellipsis, 0), (None, slice(None), 1), (slice(None, None, -2), slice(1, None)),
     (-1,), (slice(3, 0, -1), Ellipsis),

@@ -38,7 +38,7 @@ from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
                                signbit, sin, sinh, sqrt, square, subtract, tan, tanh, trunc)
 from ..tensor import Tensor
 from ._complex import complex_forward as _complex_forward
-from ._devices import Info, kind_for_device
+from ._devices import Info, default_int, kind_for_device
 from . import fft, linalg  # noqa: F401  (the extensions are attributes of the namespace)
 
 __array_api_version__ = "2024.12"
@@ -104,15 +104,14 @@ def _reduce(fn, name: str, x: Tensor, axis, keepdims: builtins.bool, dtype=None)
     return _to_0d(out) if full and not keepdims else out
 
 
-def _default_int(kind):
-    # JAX stores no 64-bit integers unless x64 mode is on: its default integer is int32.
-    return int32 if kind.cls.backend == "jax" else int64
 
 
 def _sum_dtype(x: Tensor, dtype):
-    # The standard: integer sums and products accumulate in the default integer dtype.
-    if dtype is None and x.dtype.kind in ("int", "bool"):
-        default = _default_int(x._carriers[0].kind)
+    # The standard: integer sums and products accumulate in the default integer dtype. Unsigned
+    # ones would take the default unsigned dtype, which StrideWeave does not store (only uint8):
+    # they widen to the default integer dtype, as in PyTorch.
+    if dtype is None and x.dtype.kind in ("int", "uint", "bool"):
+        default = default_int(x._carriers[0].kind)
         return default if x.dtype.bits < default.bits or x.dtype.kind == "bool" else None
     return dtype
 
@@ -232,7 +231,7 @@ def _host_values(obj, dtype, kind) -> np.ndarray:
         if flat.dtype.kind == "b":
             dtype = bool
         elif flat.dtype.kind in "iu":
-            dtype = _default_int(kind)
+            dtype = default_int(kind)
         elif flat.dtype.kind == "f":
             dtype = float32 if not isinstance(obj, np.ndarray) else _from_numpy_dtype(flat.dtype)
         elif flat.dtype.kind == "c":
@@ -312,7 +311,8 @@ def full(shape, fill_value, *, dtype=None, device=None):
     """A Tensor filled with ``fill_value`` (dtype from the value when not given)."""
     if dtype is None:
         dtype = (bool if isinstance(fill_value, builtins.bool) else
-                 _default_int(_kind(device)) if isinstance(fill_value, int) else float32)
+                 default_int(_kind(device)) if isinstance(fill_value, int) else
+                 complex64 if isinstance(fill_value, complex) else float32)
     return _filled(shape, fill_value, _dtype(dtype, float32), device)
 
 
@@ -349,7 +349,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
         start, stop = 0, start
     if dtype is None:
         dtype = (float32 if builtins.any(isinstance(v, float) for v in (start, stop, step))
-                 else _default_int(_kind(device)))
+                 else default_int(_kind(device)))
     host = np.arange(start, stop, step, dtype=np.float64 if dtype.kind == "float" else np.int64)
     return _from_host(host.astype(dtype.name), _kind(device))
 

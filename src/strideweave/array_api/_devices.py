@@ -8,7 +8,7 @@ from typing import Any
 from ..carriers.registry import CarrierKind, get_default_carrier, resolve
 from ..dtypes import DType
 
-__all__ = ["Info", "kind_for_device"]
+__all__ = ["Info", "default_int", "kind_for_device"]
 
 _NAMES = ("numpy", "torch", "jax", "array_api_strict")
 
@@ -69,21 +69,38 @@ class Info:
         return [get_default_carrier().device]
 
     def default_dtypes(self, *, device: Any = None) -> dict:
-        """float32 for reals, int64 for indexing and integers."""
-        return {"real floating": DType.Float32, "complex floating": DType.Complex64, "integral": DType.Int64,
-                "indexing": DType.Int64}
+        """float32 for reals, complex64 for complex, and ``default_int`` for indexing and integers."""
+        integer = default_int(kind_for_device(device))
+        return {"real floating": DType.Float32, "complex floating": DType.Complex64, "integral": integer,
+                "indexing": integer}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict:
-        """The dtypes of ``kind`` (all when ``None``) by name."""
+        """The dtypes of ``kind`` (all when ``None``) by name that ``device``'s carrier can store."""
+        storable = {n: d for n, d in _DTYPES.items() if n not in _wide_types_missing(kind_for_device(device))}
         if kind is None:
-            return dict(_DTYPES)
+            return storable
         kinds = kind if isinstance(kind, tuple) else (kind,)
         out = {}
         for k in kinds:
             if isinstance(k, str):
                 if k not in _KINDS:
                     raise ValueError(f"unknown dtype kind {k!r}; expected one of {sorted(_KINDS)}")
-                out.update({n: _DTYPES[n] for n in _KINDS[k]})
+                out.update({n: storable[n] for n in _KINDS[k] if n in storable})
             else:
-                out.update({n: d for n, d in _DTYPES.items() if d is k})
+                out.update({n: d for n, d in storable.items() if d is k})
         return out
+
+
+def _wide_types_missing(kind: CarrierKind) -> tuple:
+    """Dtype names ``kind`` cannot store: JAX has no 64-bit types unless x64 mode is on."""
+    if kind.cls.backend == "jax":
+        import jax
+
+        if not jax.config.jax_enable_x64:
+            return ("int64", "float64", "complex128")
+    return ()
+
+
+def default_int(kind: CarrierKind) -> DType:
+    """The default integer dtype on ``kind``: int64, or int32 where 64-bit integers cannot be stored."""
+    return DType.Int32 if "int64" in _wide_types_missing(kind) else DType.Int64
