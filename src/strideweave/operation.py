@@ -102,6 +102,9 @@ class Operation:
     builtin = False
     #: True on a built-in node whose forward ran on flat buffers (``Primitive.backward_flat``)
     flat = False
+    #: Whether ``forward`` may call other operations. Recording is switched off around a
+    #: forward that may, so its inner calls leave no graph; one computing natively needs no switch.
+    composite = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
         # Initialised here rather than in __init__ so subclasses may define
@@ -130,11 +133,15 @@ class Operation:
         state = _state
         if not state.enabled:
             return self.forward(*args, options=options, **kwargs)
-        state.enabled = False
-        try:
+        if not self.composite:
             result = self.forward(*args, options=options, **kwargs) if kwargs else self.forward(*args, options=options)
-        finally:
-            state.enabled = True
+        else:
+            state.enabled = False
+            try:
+                result = self.forward(*args, options=options, **kwargs) if kwargs \
+                    else self.forward(*args, options=options)
+            finally:
+                state.enabled = True
         if result.__class__ is not Tensor and not isinstance(result, Tensor):
             raise TypeError(f"{type(self).__name__}.forward must return a Tensor, got {type(result).__name__}")
         if result._dtype is not _FLOAT32:

@@ -55,6 +55,24 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
     return kind_of(first)
 
 
+def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
+    """For an operation on one Tensor: where it runs, and the carrier's own buffer when the Tensor is dense there.
+
+    The buffer (None unless ``dense_buffer`` would give it) lets elementwise
+    rules compute flat; this is their hot path, so the common case (no
+    options, one carrier) is decided here without ``place``.
+    """
+    if options is None and tensor._blocks is None:
+        carrier = tensor._carriers[0]
+        layout = tensor._layout
+        kind = carrier._kind or carrier.kind
+        if tensor._offset == 0 and carrier._size == layout.size and _dense(layout):
+            return kind, carrier._array
+        return kind, None
+    kind = place((tensor,), options)
+    return kind, dense_buffer(tensor, kind)
+
+
 class MixedBlocks(TypeError):
     """Operands (blocks of a multi-subtensor Tensor among them) on several carriers, no options given.
 

@@ -17,9 +17,10 @@ from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor
 from ._blockwise import run_blockwise
-from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_buffer, dense_carrier, expand,
+from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_carrier, expand,
                        flat_gradient, from_storage, gradient_values, operand, place, result_layout,
-                       scalar_operand, storage_cotangent, storage_operand, storage_shape, times, unbroadcast, wrap)
+                       scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times,
+                       unbroadcast, wrap)
 
 
 _canonical = Layout.canonical
@@ -36,6 +37,7 @@ class _Binary(Primitive):
     """
 
     __slots__ = ()
+    composite = False
     keeps_result = False
     #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
     scalar_vjp_reads_tensor = True
@@ -89,9 +91,8 @@ class _Binary(Primitive):
 
     def _tensor_operand(self, tensor: Tensor, options) -> tuple:
         """The one Tensor operand beside a scalar: its flat buffer when dense, else its rev array."""
-        kind = place((tensor,), options)
+        kind, values = single_place(tensor, options)
         self.place = kind
-        values = dense_buffer(tensor, kind)
         if values is None:
             return kind, _canonical(tensor._layout._shape_modes), operand(tensor, kind)
         self.flat = True
@@ -237,15 +238,15 @@ class _Unary(Primitive):
     """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
 
     __slots__ = ()
+    composite = False
     keeps_result = False
     needs_input = True
 
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
             raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
-        kind = place((x,), options)
+        kind, values = single_place(x, options)
         self.place = kind
-        values = dense_buffer(x, kind)
         self.flat = values is not None
         out = self.compute(kind.namespace, operand(x, kind) if values is None else values)
         if self.keeps_result:
