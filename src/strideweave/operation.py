@@ -31,6 +31,22 @@ def allocated(cotangent: Tensor) -> Tensor:
     return cotangent
 
 
+class Unplaced:
+    """A cotangent for a Tensor whose layout has holes, not yet placed in that layout.
+
+    ``values`` is a rev array of the Tensor's leaves (or one broadcasting to
+    them). A built-in backward returns these only inside a traversal
+    (``Primitive.defer``): the engine sums all contributions for the Tensor
+    first and places the total once, instead of placing every contribution
+    into its own padded buffer.
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = values
+
+
 def claim_allocated(cotangent: Tensor) -> bool:
     """Whether ``cotangent`` was marked by ``allocated``; the mark is consumed (one owner)."""
     return _ALLOCATED.pop(id(cotangent), None) is cotangent
@@ -149,19 +165,17 @@ class Operation:
             if result._dtype.kind in ("float", "complex"):
                 _trace_lost_precision(self, args, result)
             return result
-        inputs = args
+        tensors = []
         differentiable = False
         for arg in args:
-            if not isinstance(arg, Tensor):
-                inputs = None
-                continue
-            if arg is result:
-                # Recording on an input would rewrite that input's history.
-                result = result._alias()
-            if arg._dtype is _FLOAT32:
-                differentiable = True
-        if inputs is None:
-            inputs = tuple([arg for arg in args if isinstance(arg, Tensor)])
+            if isinstance(arg, Tensor):
+                tensors.append(arg)
+                if arg is result:
+                    # Recording on an input would rewrite that input's history.
+                    result = result._alias()
+                if arg._dtype is _FLOAT32:
+                    differentiable = True
+        inputs = args if len(tensors) == len(args) else tuple(tensors)
         if not differentiable:
             self._context = None
             return result

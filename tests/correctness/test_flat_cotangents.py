@@ -172,3 +172,31 @@ def test_an_allocated_mark_makes_one_owner_only(carrier):
     assert not any(ca is cb for ca in _storage(a.grad) for cb in _storage(b.grad))
     a.grad.fill_(-1.0)
     np.testing.assert_array_equal(_values(b.grad), [1.0, 1.0])
+
+
+# ----- Tensors whose layout has holes: contributions summed, then placed once ---------------------
+
+def _with_holes(carrier):
+    storage = np.linspace(-1, 1, 26, dtype=np.float32)
+    layout = sw.Layout(sw.Shape([3, 4]), sw.Stride([8, 1]))      # rows of 8 slots, 4 used: holes
+    return sw.Tensor.from_storage(sw.tensor(storage, carrier=carrier).carrier.array, layout, offset=1), storage
+
+
+def test_contributions_for_a_layout_with_holes_are_summed_then_placed(carrier):
+    x, storage = _with_holes(carrier)
+    (sw.exp(x) * x + x * 3.0 + sw.sin(x)).sum().backward()
+    v = storage[1:1 + 24].reshape(3, 8)[:, :4].astype(np.float64)
+    np.testing.assert_allclose(_values(x.grad), np.exp(v) * (v + 1) + 3.0 + np.cos(v), rtol=2e-5)
+    assert x.grad.layout == x.layout
+    # Every storage slot the layout does not address holds zero.
+    whole = sw.Layout.canonical(sw.Shape([x.grad.carrier.size]))
+    storage_values = np.asarray(sw.Tensor.from_storage(x.grad.carrier.array, whole).numpy(), dtype=np.float64)
+    np.testing.assert_allclose(storage_values.sum(), _values(x.grad).sum(), rtol=1e-5)
+
+
+def test_a_built_in_backward_called_directly_returns_placed_tensors(carrier):
+    x, _ = _with_holes(carrier)
+    y = sw.exp(x)
+    (cotangent,) = y.autograd_ctx.backward(sw.ones(sw.Shape([3, 4]), carrier=carrier))
+    assert isinstance(cotangent, sw.Tensor) and cotangent.layout == x.layout
+    np.testing.assert_allclose(_values(cotangent), _values(y), rtol=1e-6)

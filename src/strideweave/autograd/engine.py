@@ -26,7 +26,7 @@ from typing import Any
 from .._locks import locked
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
-from ..operation import claim_allocated
+from ..operation import Unplaced, claim_allocated
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, add_into, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
@@ -135,10 +135,14 @@ class Traversal:
         return total
 
     def as_tensor(self, tensor: Tensor, buffer: Any, owned: bool) -> Tensor:
-        """A raw cotangent buffer for ``tensor`` as a Tensor in its (dense) layout."""
+        """A raw cotangent buffer (or an ``Unplaced`` total) for ``tensor`` as a Tensor in its layout."""
         carrier = tensor._carriers[0]
-        cotangent = Tensor._make(carrier.__class__._adopt(buffer, carrier._xp, carrier._device, carrier._kind),
-                                 tensor._layout, 0)
+        if buffer.__class__ is Unplaced:
+            cotangent = Tensor._make(carrier.placed(tensor._layout, buffer.values), tensor._layout, 0)
+            owned = True
+        else:
+            cotangent = Tensor._make(carrier.__class__._adopt(buffer, carrier._xp, carrier._device, carrier._kind),
+                                     tensor._layout, 0)
         if owned:
             self.fresh.add(cotangent)
         return cotangent
@@ -162,6 +166,8 @@ class Traversal:
             inputs = node._inputs
             if gradient is not None:
                 result = result_of.pop(key, None)
+                if gradient.__class__ is Unplaced:
+                    gradient = self.as_tensor(result, gradient, True)
                 raw = gradient.__class__ is not Tensor
                 if result is not None and (result._retains_grad or requested or batch is not None
                                            or result._layout.aliasing() != "injective"):
@@ -193,7 +199,7 @@ class Traversal:
                             pending[tkey] = contribution
                             if fresh:
                                 owned.add(tkey)
-                        elif previous.__class__ is not Tensor:
+                        elif previous.__class__ is not Tensor and previous.__class__ is not Unplaced:
                             if tkey in owned:
                                 pending[tkey] = tensor._carriers[0]._accumulate(previous, contribution)
                             else:
@@ -201,20 +207,23 @@ class Traversal:
                                 pending[tkey] = tensor._carriers[0]._accumulate(contribution, previous) if fresh \
                                     else previous + contribution
                         else:
+                            if previous.__class__ is Unplaced:
+                                previous = self.as_tensor(tensor, previous, True)
                             total = add_cotangents(previous, self.as_tensor(tensor, contribution, False))
                             self.fresh.add(total)
                             pending[tkey] = total
                 else:
                     if raw:
                         gradient = self.as_tensor(result, gradient, key in owned)
-                    if wanted is not None:
+                    if node.builtin:
+                        # ``wanted``: which inputs need a cotangent; ``defer``: Unplaced ones are welcome.
                         node.wanted = wanted
+                        node.defer = batch is None
                         try:
                             grads = node.backward(gradient)
                         finally:
                             node.wanted = None
-                    elif node.builtin:
-                        grads = node.backward(gradient)
+                            node.defer = False
                     else:
                         # A custom backward may write into its gradient: hand it a private
                         # copy, never a view of saved values, another cotangent or a .grad.
@@ -245,6 +254,9 @@ class Traversal:
         for tensor, contribution in zip(inputs, grads):
             if contribution is None or tensor._dtype is not _FLOAT32:
                 continue
+            if contribution.__class__ is Unplaced:
+                self.route_unplaced(tensor, contribution, pending, result_of, leaves)
+                continue
             if batch is not None:
                 validate_batched(tensor, contribution, batch, "the cotangent " + type(node).__name__ + " produced")
             elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
@@ -252,6 +264,8 @@ class Traversal:
             fresh = claim_allocated(contribution)
             tkey = _receiver(tensor, result_of, leaves)
             previous = pending.get(tkey)
+            if previous.__class__ is Unplaced:
+                previous = self.as_tensor(tensor, previous, True)
             if previous is None:
                 pending[tkey] = contribution
                 if fresh:
@@ -268,6 +282,22 @@ class Traversal:
                 total = add_into(contribution, previous)
             else:
                 total = add_cotangents(previous, contribution)
+            self.fresh.add(total)
+            pending[tkey] = total
+
+    def route_unplaced(self, tensor: Tensor, contribution: Any, pending: dict, result_of: dict,
+                       leaves: dict) -> None:
+        """Sum an ``Unplaced`` cotangent into ``tensor``'s pending total without placing it yet."""
+        tkey = _receiver(tensor, result_of, leaves)
+        previous = pending.get(tkey)
+        if previous is None:
+            pending[tkey] = contribution
+        elif previous.__class__ is Unplaced:
+            pending[tkey] = Unplaced(previous.values + contribution.values)
+        else:
+            placed = self.as_tensor(tensor, contribution, True)
+            self.fresh.discard(placed)
+            total = add_into(placed, previous)
             self.fresh.add(total)
             pending[tkey] = total
 

@@ -16,7 +16,7 @@ from ..carriers.base import is_unit, mark_unit as _mark_unit, unit_alias as _uni
 from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
-from ..operation import Operation, allocated
+from ..operation import Operation, Unplaced, allocated
 from ..tensor import Tensor
 
 _FLOAT32 = DType.Float32
@@ -457,7 +457,8 @@ def broadcast_axes(layout: Layout) -> tuple[int, ...]:
                  if stride == 0 and extent > 1)
 
 
-def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False) -> Tensor:
+def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False,
+                  defer: bool = False) -> Tensor:
     """Build the cotangent for ``target`` from ``values`` (a rev array of its leaf shape).
 
     The result lives on ``target``'s own carrier class and, for an injective
@@ -465,7 +466,9 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     canonical layout, as the spec requires of gradients for broadcast targets.
     ``fresh`` says the rule allocated ``values`` for this target alone: the
     result is then marked ``allocated`` unless it broadcasts them, as is a
-    result this function placed in new storage itself.
+    result this function placed in new storage itself. With ``defer`` a
+    target whose layout has holes gets ``Unplaced(values)`` instead, which
+    the engine places once all contributions are summed.
     """
     carrier = target._carriers[0]
     cls = carrier.__class__
@@ -504,6 +507,8 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         result = Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
                               else Layout.canonical(layout._shape_modes), 0)
         return allocated(result) if fresh else result
+    if defer:
+        return Unplaced(values)
     return allocated(Tensor._make(carrier.placed(layout, values), layout, 0))
 
 
@@ -574,6 +579,9 @@ class Primitive(Operation):
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
+    #: set by the engine around one backward call: cotangents for Tensors whose layout has
+    #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
+    defer = False
 
     def __init__(self) -> None:
         self.place = None
@@ -618,14 +626,15 @@ class Primitive(Operation):
         """
         kind = self.place
         wanted = self.wanted
+        defer = self.defer
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]
-            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh),)
+            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh, defer),)
         wanted = wanted or (True,) * len(grads)
         if batch is not None:
             return tuple(None if g is None or not w or t._dtype is not _FLOAT32
                          else cotangent_for_batched(t, g, kind, batch)
                          for t, g, w in zip(self._inputs, grads, wanted))
-        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh)
+        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh, defer)
                      for t, g, w in zip(self._inputs, grads, wanted))
