@@ -494,8 +494,13 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         if dense and all(extent == 1 for extent in values.shape):
             # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
             one = xp.reshape(values, (1,))
-            # Where reshapes copy, broadcast straight to the storage shape elementwise ops read.
-            values = xp.broadcast_to(one, storage_shape(layout) if cls.keeps_shape else (layout.size,))
+            # Where reshapes copy, broadcast straight to the shape the target's own values were
+            # computed in, which is what the operations reading them use.
+            shape = (layout.size,)
+            if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
+                    and carrier.dense_values().ndim > 1:
+                shape = storage_shape(layout)
+            values = xp.broadcast_to(one, shape)
             if cls.backend in _EAGER and layout.size > 1 and float(one[0]) == 1.0:
                 _mark_unit(values)
             return wrap(values, layout, kind_of(carrier))
