@@ -74,6 +74,10 @@ def test_unsigned_sums_widen_to_the_default_integer_dtype(carrier):
     assert total.dtype is xp.__array_namespace_info__().default_dtypes(device=carrier)["integral"]
     assert int(total) == 307                   # no wraparound at 256
     assert int(xp.prod(xp.asarray(np.array([20, 20], dtype=np.uint8), device=carrier))) == 400
+    running = xp.cumulative_sum(x)
+    assert running.dtype is total.dtype and values(running).tolist() == [200, 300, 307]
+    wrapped = xp.sum(x, dtype=xp.uint8)        # asked for uint8: it wraps, as NumPy's uint8 accumulation does
+    assert wrapped.dtype is xp.uint8 and int(wrapped) == 307 % 256
 
 
 def test_info_lists_only_dtypes_the_carrier_can_store(carrier):

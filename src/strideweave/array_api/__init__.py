@@ -104,8 +104,6 @@ def _reduce(fn, name: str, x: Tensor, axis, keepdims: builtins.bool, dtype=None)
     return _to_0d(out) if full and not keepdims else out
 
 
-
-
 def _sum_dtype(x: Tensor, dtype):
     # The standard: integer sums and products accumulate in the default integer dtype. Unsigned
     # ones would take the default unsigned dtype, which StrideWeave does not store (only uint8):
@@ -119,8 +117,13 @@ def _sum_dtype(x: Tensor, dtype):
 def _accumulate(fn, name, x, axis, dtype, keepdims):
     x = _check(x, name)
     dtype = _sum_dtype(x, dtype)
-    out = _reduce(fn, name, x, axis, keepdims, dtype)
     want = dtype or x.dtype
+    compute = dtype
+    if want.kind == "uint":
+        # NumPy widens unsigned sums to uint64, which is not stored: accumulate in the default
+        # integer dtype and wrap back to ``want``, as accumulating in it would.
+        compute = default_int(x._carriers[0].kind)
+    out = _reduce(fn, name, x, axis, keepdims, compute)
     # Some backends widen small integer sums on their own (torch: uint8 -> int64); the standard fixes the dtype.
     return out if out.dtype is want else _ops.astype(out, want)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..carriers.registry import CarrierKind, get_default_carrier, resolve
+from ..carriers.registry import CarrierKind, default_int, get_default_carrier, missing_wide_types, resolve
 from ..dtypes import DType
 
 __all__ = ["Info", "default_int", "kind_for_device"]
@@ -76,7 +76,7 @@ class Info:
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict:
         """The dtypes of ``kind`` (all when ``None``) by name that ``device``'s carrier can store."""
-        storable = {n: d for n, d in _DTYPES.items() if n not in _wide_types_missing(kind_for_device(device))}
+        storable = {n: d for n, d in _DTYPES.items() if n not in missing_wide_types(kind_for_device(device))}
         if kind is None:
             return storable
         kinds = kind if isinstance(kind, tuple) else (kind,)
@@ -90,17 +90,3 @@ class Info:
                 out.update({n: d for n, d in storable.items() if d is k})
         return out
 
-
-def _wide_types_missing(kind: CarrierKind) -> tuple:
-    """Dtype names ``kind`` cannot store: JAX has no 64-bit types unless x64 mode is on."""
-    if kind.cls.backend == "jax":
-        import jax
-
-        if not jax.config.jax_enable_x64:
-            return ("int64", "float64", "complex128")
-    return ()
-
-
-def default_int(kind: CarrierKind) -> DType:
-    """The default integer dtype on ``kind``: int64, or int32 where 64-bit integers cannot be stored."""
-    return DType.Int32 if "int64" in _wide_types_missing(kind) else DType.Int64

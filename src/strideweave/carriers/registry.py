@@ -243,3 +243,20 @@ def transfer(x, kind):
 def _dtype_of_native(x):
     cls = carrier_for_array(x)
     return cls._sw_dtype_in(cls._namespace_of(x), x.dtype)
+
+
+def missing_wide_types(kind: "CarrierKind") -> tuple:
+    """Dtype names ``kind`` cannot store: JAX has no 64-bit types unless x64 mode is on."""
+    if kind.cls.backend == "jax":
+        import jax
+
+        if not jax.config.jax_enable_x64:
+            return ("int64", "float64", "complex128")
+    return ()
+
+
+def default_int(kind: "CarrierKind"):
+    """The default integer dtype on ``kind``: int64, or int32 where 64-bit integers cannot be stored."""
+    from ..dtypes import DType
+
+    return DType.Int32 if "int64" in missing_wide_types(kind) else DType.Int64

@@ -16,9 +16,10 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
+from ..carriers.registry import default_int
 from ..tensor import Tensor
 from ._natural import natural, natural_op, wrap_natural
-from ._support import place
+from ._support import kind_of, place
 
 __all__ = [
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
@@ -159,6 +160,11 @@ def _cumulative(op_class, name, x, axis, dtype, include_initial, options):
         if ndim != 1:
             raise ValueError(f"{name}: axis is required for an array with {ndim} axes")
         axis = 0
+    if dtype is None and x._dtype.kind in ("int", "uint", "bool"):
+        # The standard: integers accumulate in the default integer dtype (no unsigned one is stored).
+        default = default_int(kind_of(x._carriers[0]))
+        if x._dtype.bits < default.bits or x._dtype.kind != "int":
+            dtype = default
     if dtype is not None and dtype is not x._dtype:
         from .manipulation import astype
 
