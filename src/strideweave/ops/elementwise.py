@@ -102,8 +102,6 @@ class _Binary(Primitive):
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
-        xp = kind.namespace
-        saved, out = self.saved if self.keeps_result else (self.saved, None)
         inputs = self._inputs
         result = self._result_layout
         if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
@@ -111,8 +109,8 @@ class _Binary(Primitive):
             return self._promoted_backward(gradient, [_cast(operand(t, kind), _FLOAT32, kind) for t in inputs])
         if self.flat and gradient._layout is result:
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
-            flat = [t._carriers[0]._array for t in inputs]
-            return self._flat_backward(xp, flat_gradient(gradient, kind), flat, saved, out)
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
+        saved, out = self.saved if self.keeps_result else (self.saved, None)
         if saved is None and gradient._layout is result and result.is_compact():
             return self._storage_backward(gradient, out)
         return self._promoted_backward(gradient, None)
@@ -178,18 +176,6 @@ class _Binary(Primitive):
         if scalar_position == 1:
             return self.cotangents((self.vjp_first(xp, g, tensor_values, scalar, out),), batch)
         return self.cotangents((self.vjp_second(xp, g, scalar, tensor_values, out),), batch)
-
-    def _flat_backward(self, xp, g, flat, saved, out) -> tuple:
-        wanted = self.wanted
-        if saved is None:
-            av, bv = flat
-            ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
-            gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
-            return self.cotangents((ga, gb))
-        scalar, scalar_position = saved
-        if scalar_position == 1:
-            return self.cotangents((self.vjp_first(xp, g, flat[0], scalar, out),))
-        return self.cotangents((self.vjp_second(xp, g, scalar, flat[0], out),))
 
     # Scalar pairings need one side only; the defaults take it from ``vjp``.
     def vjp_first(self, xp, g, a, b, out):
@@ -265,9 +251,7 @@ class _Unary(Primitive):
         x = self._inputs[0]
         if self.flat and gradient._layout is self._result_layout:
             # Forward ran on the flat buffer: stay flat (``saved`` is flat too).
-            g = flat_gradient(gradient, kind)
-            flat = x._carriers[0]._array if self.needs_input else None
-            return self.cotangents((self.vjp(kind.namespace, g, flat, self.saved),))
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
         values = None
         if self.needs_input:
             values = operand(x, kind)
