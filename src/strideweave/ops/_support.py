@@ -101,21 +101,6 @@ def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     return transfer(tensor.rev_array(), kind)
 
 
-def exact_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
-    """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in canonical order, else None.
-
-    Elementwise rules over such Tensors work on the flat buffers directly:
-    no reshape on the way in or out, which on JAX (where every eager reshape
-    is a copy) saves a full pass per operand and result.
-    """
-    carrier = tensor._carriers[0]
-    layout = tensor._layout
-    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and layout.is_canonical() \
-            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
-        return carrier._array
-    return None
-
-
 def flat_gradient(gradient: Tensor, kind: CarrierKind) -> Any:
     """A cotangent for a dense result as 1-D values in the storage order of its layout."""
     flat = dense_buffer(gradient, kind)
@@ -264,12 +249,8 @@ def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
     with equal dense layouts can be combined flat, with no reshape on the
     way in or out (each eager reshape copies on JAX).
     """
-    carrier = tensor._carriers[0]
-    layout = tensor._layout
-    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and _dense(layout) \
-            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
-        return carrier._array
-    return None
+    carrier = dense_carrier(tensor, kind)
+    return None if carrier is None else carrier._array
 
 
 def result_layout(modes: tuple, tensors: Sequence[Tensor]) -> Layout:
