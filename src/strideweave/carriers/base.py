@@ -734,6 +734,42 @@ class Carrier:
         self._array = xp.concat([buf[:lo], new, buf[hi:]])
 
 
+
+class LibraryCarrier(Carrier):
+    """A carrier bound to one array library (NumPy, PyTorch, JAX, Dask): its namespace hooks from ``_library``.
+
+    Subclasses give ``_library()`` (the Array API namespace, the library module,
+    its array type; importing the library on first use), ``namespace_name``
+    and ``array_name`` for error messages.
+    """
+
+    __slots__ = ()
+    namespace_name = ""
+    array_name = ""
+
+    @classmethod
+    def _library(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def _default_namespace(cls):
+        return cls._library()[0]
+
+    @classmethod
+    def _check_namespace(cls, namespace):
+        xp, library, _ = cls._library()
+        if namespace is None or namespace is xp or namespace is library:
+            return xp
+        raise TypeError(f"{cls.__name__}: namespace must be {cls.namespace_name}, got {namespace!r}")
+
+    @classmethod
+    def _namespace_of(cls, x):
+        xp, _, array_type = cls._library()
+        if isinstance(x, array_type):
+            return xp
+        raise TypeError(f"{cls.__name__} expects {cls.array_name}, got {type(x).__module__}.{type(x).__name__}")
+
+
 _FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}
 
 

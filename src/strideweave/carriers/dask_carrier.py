@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from . import _indexing
-from .base import Carrier
+from .base import Carrier, LibraryCarrier
 
 __all__ = ["DaskCarrier", "compute"]
 
@@ -61,33 +61,26 @@ def _shallow(x):
     return da.Array(x.dask, x.name, x.chunks, meta=x._meta)
 
 
-class DaskCarrier(Carrier):
+class DaskCarrier(LibraryCarrier):
     """Storage in a lazy 1-D ``dask.array``; ``device`` is ``"cpu"`` (where the chunks live)."""
 
     __slots__ = ()
     native_methods = True
     backend = "dask"
+    namespace_name = "array_api_compat.dask.array"
+    array_name = "a dask.array.Array"
 
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod
-    def _default_namespace(cls):
-        return _load()
-
-    @classmethod
-    def _check_namespace(cls, namespace):
-        xp = _load()
-        if namespace is None or namespace is xp or namespace is da:
-            return xp
-        raise TypeError(f"DaskCarrier: namespace must be array_api_compat.dask.array, got {namespace!r}")
+    def _library(cls):
+        return _load(), da, da.Array
 
     @classmethod
     def _namespace_of(cls, x):
-        xp = _load()
-        if isinstance(x, da.Array):
-            _check_known_chunks(x)
-            return xp
-        raise TypeError(f"DaskCarrier expects a dask.array.Array, got {type(x).__module__}.{type(x).__name__}")
+        xp = super()._namespace_of(x)
+        _check_known_chunks(x)
+        return xp
 
     @classmethod
     def _device_of(cls, x):

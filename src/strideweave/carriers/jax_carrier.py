@@ -17,7 +17,7 @@ JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; asking for
 from __future__ import annotations
 
 from . import _indexing
-from .base import _SCALARS, Carrier, _read_through, unit_alias
+from .base import _SCALARS, Carrier, LibraryCarrier, _read_through, unit_alias
 
 __all__ = ["JaxCarrier"]
 
@@ -73,7 +73,7 @@ def _place_through(values, plan, rs, cosize, native):
 _flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
 
 
-class JaxCarrier(Carrier):
+class JaxCarrier(LibraryCarrier):
     """Storage in a 1-D JAX array; ``device`` is a ``jax.Device``.
 
     Every eager JAX reshape is a copy, so the buffer may also be held as an
@@ -86,6 +86,8 @@ class JaxCarrier(Carrier):
     native_methods = True
     keeps_shape = True
     backend = "jax"
+    namespace_name = "jax.numpy"
+    array_name = "a jax.Array"
     watches_content = False  # JAX arrays are immutable: nothing can write behind the carrier
 
     @property
@@ -127,22 +129,8 @@ class JaxCarrier(Carrier):
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod
-    def _default_namespace(cls):
-        return _load()
-
-    @classmethod
-    def _check_namespace(cls, namespace):
-        xp = _load()
-        if namespace is None or namespace is xp or namespace is jax:
-            return xp
-        raise TypeError(f"JaxCarrier: namespace must be jax.numpy, got {namespace!r}")
-
-    @classmethod
-    def _namespace_of(cls, x):
-        xp = _load()
-        if isinstance(x, jax.Array):
-            return xp
-        raise TypeError(f"JaxCarrier expects a jax.Array, got {type(x).__module__}.{type(x).__name__}")
+    def _library(cls):
+        return _load(), jax, jax.Array
 
     @classmethod
     def _device_of(cls, x):

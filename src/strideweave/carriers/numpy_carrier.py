@@ -13,7 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import _indexing
-from .base import _SCALARS, Carrier, _checked_offset
+from .base import _SCALARS, Carrier, LibraryCarrier, _checked_offset
 
 __all__ = ["NumpyCarrier"]
 
@@ -26,12 +26,14 @@ def _namespace():
     return cnp
 
 
-class NumpyCarrier(Carrier):
+class NumpyCarrier(LibraryCarrier):
     """Storage in a 1-D numpy array on the CPU (``device == "cpu"``)."""
 
     __slots__ = ()
     native_methods = True
     backend = "numpy"
+    namespace_name = "numpy"
+    array_name = "a numpy.ndarray"
 
     # NumPy counts no versions: writes through a wrapped array are found by
     # comparing contents (see ContentWatch), bitwise so NaN equals itself.
@@ -79,20 +81,8 @@ class NumpyCarrier(Carrier):
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod
-    def _default_namespace(cls):
-        return _namespace()
-
-    @classmethod
-    def _check_namespace(cls, namespace):
-        if namespace is None or namespace is np or getattr(namespace, "__name__", None) == "array_api_compat.numpy":
-            return _namespace()
-        raise TypeError(f"NumpyCarrier: namespace must be numpy, got {namespace!r}")
-
-    @classmethod
-    def _namespace_of(cls, x):
-        if type(x) is np.ndarray or isinstance(x, np.ndarray):
-            return _namespace()
-        raise TypeError(f"NumpyCarrier expects a numpy.ndarray, got {type(x).__module__}.{type(x).__name__}")
+    def _library(cls):
+        return _namespace(), np, np.ndarray
 
     @classmethod
     def _device_of(cls, x):

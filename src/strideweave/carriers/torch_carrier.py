@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _indexing
-from .base import _SCALARS, Carrier, _checked_offset
+from .base import _SCALARS, Carrier, LibraryCarrier, _checked_offset
 
 __all__ = ["TorchCarrier"]
 
@@ -51,12 +51,14 @@ def _torch_version(array):
         return 0
 
 
-class TorchCarrier(Carrier):
+class TorchCarrier(LibraryCarrier):
     """Storage in a 1-D torch tensor; ``device`` is a ``torch.device``."""
 
     __slots__ = ()
     native_methods = True
     backend = "torch"
+    namespace_name = "torch"
+    array_name = "a torch.Tensor"
     watches_content = False  # torch counts versions itself (read below)
 
     # The version includes torch's own counter of the buffer, which every view
@@ -77,22 +79,8 @@ class TorchCarrier(Carrier):
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod
-    def _default_namespace(cls):
-        return _load()
-
-    @classmethod
-    def _check_namespace(cls, namespace):
-        xp = _load()
-        if namespace is None or namespace is xp or namespace is torch:
-            return xp
-        raise TypeError(f"TorchCarrier: namespace must be torch, got {namespace!r}")
-
-    @classmethod
-    def _namespace_of(cls, x):
-        xp = _load()
-        if isinstance(x, torch.Tensor):
-            return xp
-        raise TypeError(f"TorchCarrier expects a torch.Tensor, got {type(x).__module__}.{type(x).__name__}")
+    def _library(cls):
+        return _load(), torch, torch.Tensor
 
     @classmethod
     def _device_of(cls, x):
