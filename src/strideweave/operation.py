@@ -102,6 +102,20 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
     return seen
 
 
+def versions_of(inputs: tuple[Tensor, ...]) -> tuple[int, ...]:
+    """The versions a node saves for ``inputs``: one per unique carrier, after any content check."""
+    if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
+        carrier = inputs[0]._carriers[0]
+        if carrier._watch is not None:
+            carrier._watch.capture(carrier)
+        return (carrier._version,)
+    carriers = _unique_carriers(inputs)
+    for carrier in carriers:
+        if carrier._watch is not None:
+            carrier._watch.capture(carrier)
+    return tuple([c._version for c in carriers])
+
+
 class Operation:
     """One forward call of a differentiable operation, and its autograd node.
 
@@ -181,17 +195,7 @@ class Operation:
             return result
         self._inputs = inputs
         self._result_layout = result._layout
-        if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
-            carrier = inputs[0]._carriers[0]
-            if carrier._watch is not None:
-                carrier._watch.capture(carrier)
-            self._versions = (carrier._version,)
-        else:
-            carriers = _unique_carriers(inputs)
-            for carrier in carriers:
-                if carrier._watch is not None:
-                    carrier._watch.capture(carrier)
-            self._versions = tuple([c._version for c in carriers])
+        self._versions = versions_of(inputs)
         result._ctx = self
         return result
 

@@ -157,6 +157,7 @@ class Traversal:
         leaves: dict[int, Tensor] = {}
         batch = self.batch
         requested = self.requested
+        observe_all = bool(requested) or batch is not None  # every reached Tensor's total is wanted
         prune = not self.accumulate
         ready = [root]
         while ready:
@@ -169,12 +170,13 @@ class Traversal:
                 if gradient.__class__ is Unplaced:
                     gradient = self.as_tensor(result, gradient, True)
                 raw = gradient.__class__ is not Tensor
-                if result is not None and (result._retains_grad or requested or batch is not None
-                                           or result._layout.aliasing() != "injective"):
+                # A flat node's result is dense, so only a retained or requested one is settled here.
+                if result is not None and (result._retains_grad or observe_all or (
+                        not node.flat and result._layout.aliasing() != "injective")):
                     if raw:
                         gradient, raw = self.as_tensor(result, gradient, key in owned), False
                     gradient = self.settle(result, gradient)
-                node._check_versions()
+                check_versions(node, inputs)
                 wanted = None
                 if prune and node.builtin:
                     # Functional grad: a leaf nobody asked for needs no cotangent.
@@ -185,15 +187,24 @@ class Traversal:
                 if node.flat and batch is None:
                     flat = gradient if raw else node.flat_cotangent(gradient)
                 if flat is not None:
-                    node.wanted = wanted
-                    try:
+                    if wanted is None:
                         grads, allocated = node.backward_flat(flat)
-                    finally:
-                        node.wanted = None
+                    else:
+                        node.wanted = wanted
+                        try:
+                            grads, allocated = node.backward_flat(flat)
+                        finally:
+                            node.wanted = None
                     for tensor, contribution, fresh in zip(inputs, grads, allocated):
                         if contribution is None or tensor._dtype is not _FLOAT32:
                             continue
-                        tkey = _receiver(tensor, result_of, leaves)
+                        child = tensor._ctx
+                        if child is None:
+                            tkey = id(tensor)
+                            leaves[tkey] = tensor
+                        else:
+                            tkey = id(child)
+                            result_of.setdefault(tkey, tensor)
                         previous = pending.get(tkey)
                         if previous is None:
                             pending[tkey] = contribution
@@ -327,6 +338,16 @@ class Traversal:
             value = detached_batched(tensor, total, self.owned(total), self.batch)
         _GRADIENTS[id(value)] = value
         return value
+
+
+def check_versions(node: Any, inputs: tuple) -> None:
+    """``node._check_versions()``, with the common case (one unwatched input carrier, unchanged) inline."""
+    if len(inputs) == 1:
+        carrier = inputs[0]._carriers[0]
+        versions = node._versions
+        if carrier._watch is None and len(versions) == 1 and carrier._version == versions[0]:
+            return
+    node._check_versions()
 
 
 def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_graph: bool,

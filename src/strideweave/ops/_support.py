@@ -16,7 +16,8 @@ from ..carriers.base import is_unit, mark_unit as _mark_unit, unit_alias as _uni
 from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
-from ..operation import Operation, Unplaced, allocated
+from ..autograd.mode import _state
+from ..operation import Operation, Unplaced, allocated, versions_of
 from ..tensor import Tensor
 
 _FLOAT32 = DType.Float32
@@ -579,6 +580,31 @@ class Primitive(Operation):
         # share one dense layout on ``place``, so backward can run on raw arrays.
         self.flat = False
 
+    @classmethod
+    def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None) -> Tensor:
+        """The result of a flat forward run outside ``__call__``, recorded as a node of this class.
+
+        The elementwise hot path: every Tensor in ``inputs`` is Float32 and
+        dense in ``layout`` on ``kind``, and ``out`` is the flat result in
+        their storage order. Recording follows ``Operation.__call__`` (grad
+        mode, saved versions, content watch) without its generic checks.
+        """
+        result = Tensor._make(kind[0]._adopt(out, kind[1], kind[2], kind), layout, 0)
+        if not _state.enabled or result._dtype is not _FLOAT32:
+            return result
+        node = object.__new__(cls)
+        node._inputs = inputs
+        node._context = None
+        node._released = False
+        node._result_layout = layout
+        node.place = kind
+        node.saved = saved
+        node.wanted = None
+        node.flat = True
+        node._versions = versions_of(inputs)
+        result._ctx = node
+        return result
+
     def flat_cotangent(self, gradient: Tensor) -> Any:
         """A flat node's cotangent Tensor as its raw buffer in the result's storage order, or None."""
         layout = gradient._layout
@@ -601,7 +627,11 @@ class Primitive(Operation):
         return wanted is None or wanted[index]
 
     def release(self) -> None:
-        Operation.release(self)
+        # Operation.release inlined: a traversal releases every node of the graph.
+        self._inputs = ()
+        self._versions = ()
+        self._context = None
+        self._released = True
         self.place = None
         self.saved = None
 

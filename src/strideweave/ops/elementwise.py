@@ -17,7 +17,7 @@ from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor
 from ._blockwise import run_blockwise
-from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_carrier, expand,
+from ._support import (_dense, MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_carrier, expand,
                        flat_gradient, from_storage, gradient_values, operand, place, result_layout,
                        scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times,
                        unbroadcast, wrap)
@@ -73,6 +73,22 @@ class _Binary(Primitive):
             self.saved = (self.saved, out)
         return wrap(out, layout, kind)
 
+    @classmethod
+    def with_scalar(cls, tensor: Tensor, scalar: float, position: int) -> Tensor | None:
+        """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
+
+        None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
+        """
+        carrier = tensor._carriers[0]
+        layout = tensor._layout
+        if tensor._offset or tensor._blocks is not None or carrier._size != layout.size or not _dense(layout):
+            return None
+        kind = carrier._kind or carrier.kind
+        values = carrier._array
+        out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
+        saved = (scalar, position)
+        return cls.record_flat((tensor,), out, layout, kind, (saved, out) if cls.keeps_result else saved)
+
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
         kind = place((a, b), options)
@@ -117,10 +133,13 @@ class _Binary(Primitive):
 
     def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
         xp = self.place[1]
-        saved, out = self.saved if self.keeps_result else (self.saved, None)
+        saved = self.saved
+        out = None
+        if self.keeps_result:
+            saved, out = saved
         inputs = self._inputs
-        wanted = self.wanted
         if saved is None:
+            wanted = self.wanted
             av, bv = inputs[0]._carriers[0]._array, inputs[1]._carriers[0]._array
             ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
             gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
@@ -131,7 +150,8 @@ class _Binary(Primitive):
             grad = self.vjp_first(xp, g, values, scalar, out)
         else:
             grad = self.vjp_second(xp, g, scalar, values, out)
-        return (grad,), (_allocated(grad, g, values, out),)
+        # By the rule contract a VJP result is new or one of its array arguments.
+        return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
     def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
         """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
@@ -482,7 +502,18 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
         attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
     op_class = type(_class_name(name), (_Binary,), attrs)
 
+    float_operands = dtypes is None or "float" in _KINDS[dtypes]
+
     def binary(a, b, *, options=None) -> Tensor:
+        if options is None and float_operands:
+            if b.__class__ is float and a.__class__ is Tensor and a._dtype is _FLOAT32:
+                result = op_class.with_scalar(a, b, 1)
+                if result is not None:
+                    return result
+            elif a.__class__ is float and b.__class__ is Tensor and b._dtype is _FLOAT32:
+                result = op_class.with_scalar(b, a, 0)
+                if result is not None:
+                    return result
         if dtypes is not None:
             _check_dtype(name, dtypes, a, b)
         try:
