@@ -150,3 +150,15 @@ def test_jax_arrays_cannot_change_behind_the_carrier():
     host = host.at[0].set(7.0)          # a new array; the wrapped one is unchanged
     loss.backward()
     np.testing.assert_array_equal(_values(x.grad), [2.0, 4.0])
+
+
+def test_numpy_write_through_a_gathered_view_of_a_result_is_detected():
+    x = sw.tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    y = sw.exp(x)
+    loss = sw.sum(y * y)
+    view = y.carrier.gather(y.layout)   # canonical layout: a view of the result's buffer
+    assert np.shares_memory(view, y.carrier.array)
+    view[2] = 0.0
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        loss.backward()
+    assert x.grad is None

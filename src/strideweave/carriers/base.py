@@ -391,7 +391,11 @@ class Carrier:
 
     # ----- read-only attributes -----------------------------------------------
 
-    array = property(lambda self: self._array, doc="The native 1-D buffer (current).")
+    @property
+    def array(self):
+        """The native 1-D buffer (current). Writes through it are found like writes to a wrapped array."""
+        self.watch_external()
+        return self._array
     namespace = property(lambda self: self._xp, doc="The Array API namespace.")
     device = property(lambda self: self._device, doc="The device of the buffer.")
     dtype = property(lambda self: self._dtype, doc="The SimpleDType of the elements.")
@@ -485,7 +489,11 @@ class Carrier:
         return self._gather_rev(rs, layout.leaf_stride[::-1], offset)
 
     def gather(self, layout, offset=0):
-        """Values at ``layout`` from ``offset`` with one axis per leaf, natural order."""
+        """Values at ``layout`` from ``offset`` with one axis per leaf, natural order.
+
+        May be a view of the buffer; writes through it are found like writes to a wrapped array.
+        """
+        self.watch_external()
         rev = self.gather_rev(layout, offset)
         nd = len(rev.shape)
         return rev if nd < 2 else self._xp.permute_dims(rev, tuple(range(nd - 1, -1, -1)))

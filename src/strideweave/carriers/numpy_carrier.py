@@ -132,6 +132,7 @@ class NumpyCarrier(LibraryCarrier):
         return self._strided(rs, layout.leaf_stride[::-1], offset, False)
 
     def gather(self, layout, offset=0):
+        self.watch_external()  # a canonical layout gives a writable view of the buffer
         if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
             offset = _checked_offset(self, layout, offset)
         if layout.is_canonical():
