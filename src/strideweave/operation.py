@@ -13,6 +13,7 @@ from .tensor import Tensor, lost_precision_origin, record_lost_precision
 __all__ = ["Operation", "ExecutionOptions"]
 
 _FLOAT32 = DType.Float32
+_UNWRITTEN = (0,)
 
 #: Cotangent Tensors a built-in backward rule allocated for one input, by identity, held
 #: weakly until the engine claims them (see ``allocated``).
@@ -69,13 +70,13 @@ class ExecutionOptions:
         return f"ExecutionOptions(carrier={self.carrier!r}, device={self.device!r})"
 
 
-def _trace_lost_precision(operation: "Operation", args: tuple, result: Tensor) -> None:
-    """Remember where a recorded computation left Float32, for the error a later backward raises."""
+def trace_lost_precision(name: str, args: tuple, result: Tensor) -> None:
+    """Remember where operation ``name`` left Float32 while recording, for the error a later backward raises."""
     for arg in args:
         if isinstance(arg, Tensor):
             origin = lost_precision_origin(arg)
             if arg._dtype is _FLOAT32:
-                origin = f"became {result._dtype!r} in {type(operation).__name__} at {_caller()}"
+                origin = f"became {result._dtype!r} in {name} at {_caller()}"
             if origin is not None:
                 record_lost_precision(result, origin)
                 return
@@ -104,6 +105,8 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
 
 def versions_of(inputs: tuple[Tensor, ...]) -> tuple[int, ...]:
     """The versions a node saves for ``inputs``: one per unique carrier, after any content check."""
+    if len(inputs) == 1 and inputs[0]._raw is not None:
+        return _UNWRITTEN  # a result with no carrier object yet: nothing can have written to it
     if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
         carrier = inputs[0]._carriers[0]
         if carrier._watch is not None:
@@ -177,7 +180,7 @@ class Operation:
         if result._dtype is not _FLOAT32:
             self._context = None
             if result._dtype.kind in ("float", "complex"):
-                _trace_lost_precision(self, args, result)
+                trace_lost_precision(type(self).__name__, args, result)
             return result
         tensors = []
         differentiable = False

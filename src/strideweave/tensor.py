@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any, Sequence
 
@@ -13,6 +14,8 @@ from .dtypes import CompoundDType, DType, SimpleDType
 from .layout import Layout, Shape
 
 __all__ = ["Tensor"]
+
+_MATERIALIZING = threading.Lock()  # one carrier per lazily made result, even across threads
 
 _FLOAT32 = DType.Float32
 
@@ -37,7 +40,8 @@ class Tensor:
     carriers and is meant for library authors.
     """
 
-    __slots__ = ("_carriers", "_layout", "_offset", "_dtype", "_grad", "_ctx", "_retains_grad", "_blocks", "__weakref__")
+    __slots__ = ("_carriers", "_layout", "_offset", "_dtype", "_grad", "_ctx", "_retains_grad", "_blocks", "_raw",
+                 "_kind", "__weakref__")
     # Lets ``numpy_scalar * tensor`` reach Tensor.__rmul__ instead of NumPy.
     __array_priority__ = 1000
 
@@ -82,6 +86,7 @@ class Tensor:
         self._ctx = None
         self._retains_grad = False
         self._blocks = blocks
+        self._raw = None
 
     @classmethod
     def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> "Tensor":
@@ -95,7 +100,44 @@ class Tensor:
         tensor._ctx = None
         tensor._retains_grad = False
         tensor._blocks = None
+        tensor._raw = None
         return tensor
+
+    @classmethod
+    def _from_raw(cls, array: Any, layout: Layout, kind: Any, dtype: SimpleDType) -> "Tensor":
+        """A one-carrier result whose carrier object is made on first use (elementwise hot path).
+
+        ``array`` is the whole flat buffer of a dense ``layout`` on ``kind``.
+        Until something reads ``_carriers``, the buffer stays in ``_raw``: no
+        carrier exists, so nothing can have written to it (version 0).
+        """
+        tensor = object.__new__(cls)
+        tensor._raw = array
+        tensor._kind = kind
+        tensor._layout = layout
+        tensor._offset = 0
+        tensor._dtype = dtype
+        tensor._grad = None
+        tensor._ctx = None
+        tensor._retains_grad = False
+        tensor._blocks = None
+        return tensor
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for an unset slot: ``_carriers`` of a result made by ``_from_raw``.
+        if name == "_carriers" and self._raw is not None:
+            return self._materialize()
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _materialize(self) -> tuple:
+        with _MATERIALIZING:
+            if self._raw is None:  # another thread made it first
+                return _CARRIERS_SLOT.__get__(self)
+            kind = self._kind
+            carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
+            self._carriers = carriers
+            self._raw = None
+        return carriers
 
     def _alias(self) -> "Tensor":
         """A new Tensor over the same storage, with no autograd history."""
@@ -376,6 +418,16 @@ class Tensor:
 # ``backward`` on the final result can point at the cast instead of only
 # saying the dtype is wrong. Entries vanish with their Tensors.
 _LOST_PRECISION: dict = {}
+
+
+#: the slot itself, read without falling back to ``Tensor.__getattr__``
+_CARRIERS_SLOT = Tensor.__dict__["_carriers"]
+
+
+def flat_values(tensor: Tensor) -> Any:
+    """The flat buffer of a Tensor known to be dense and alone on its one carrier (raw or made)."""
+    raw = tensor._raw
+    return tensor._carriers[0]._array if raw is None else raw
 
 
 def lost_precision_origin(tensor: "Tensor") -> str | None:

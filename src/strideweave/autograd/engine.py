@@ -89,6 +89,13 @@ def discover(root: Any) -> tuple[dict, list]:
     return dependencies, nodes
 
 
+def carrier_kind(tensor: Tensor) -> Any:
+    """The CarrierKind of a one-carrier Tensor, without making the carrier of a ``Tensor._from_raw`` result."""
+    if tensor._raw is not None:
+        return tensor._kind
+    return tensor._carriers[0].kind
+
+
 def _receiver(tensor: Tensor, result_of: dict, leaves: dict) -> int:
     """The key a cotangent for ``tensor`` is pending under: its node, or itself for a leaf."""
     child = tensor._ctx
@@ -136,13 +143,13 @@ class Traversal:
 
     def as_tensor(self, tensor: Tensor, buffer: Any, owned: bool) -> Tensor:
         """A raw cotangent buffer (or an ``Unplaced`` total) for ``tensor`` as a Tensor in its layout."""
-        carrier = tensor._carriers[0]
         if buffer.__class__ is Unplaced:
+            carrier = tensor._carriers[0]
             cotangent = Tensor._make(carrier.placed(tensor._layout, buffer.values), tensor._layout, 0)
             owned = True
         else:
-            cotangent = Tensor._make(carrier.__class__._adopt(buffer, carrier._xp, carrier._device, carrier._kind),
-                                     tensor._layout, 0)
+            kind = carrier_kind(tensor)
+            cotangent = Tensor._from_raw(buffer, tensor._layout, kind, kind[0]._sw_dtype_in(kind[1], buffer.dtype))
         if owned:
             self.fresh.add(cotangent)
         return cotangent
@@ -212,10 +219,10 @@ class Traversal:
                                 owned.add(tkey)
                         elif previous.__class__ is not Tensor and previous.__class__ is not Unplaced:
                             if tkey in owned:
-                                pending[tkey] = tensor._carriers[0]._accumulate(previous, contribution)
+                                pending[tkey] = carrier_kind(tensor)[0]._accumulate(previous, contribution)
                             else:
                                 owned.add(tkey)
-                                pending[tkey] = tensor._carriers[0]._accumulate(contribution, previous) if fresh \
+                                pending[tkey] = carrier_kind(tensor)[0]._accumulate(contribution, previous) if fresh \
                                     else previous + contribution
                         else:
                             if previous.__class__ is Unplaced:
@@ -343,6 +350,8 @@ class Traversal:
 def check_versions(node: Any, inputs: tuple) -> None:
     """``node._check_versions()``, with the common case (one unwatched input carrier, unchanged) inline."""
     if len(inputs) == 1:
+        if inputs[0]._raw is not None:
+            return  # no carrier object was ever made for it, so nothing wrote to it
         carrier = inputs[0]._carriers[0]
         versions = node._versions
         if carrier._watch is None and len(versions) == 1 and carrier._version == versions[0]:

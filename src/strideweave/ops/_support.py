@@ -17,7 +17,7 @@ from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
 from ..autograd.mode import _state
-from ..operation import Operation, Unplaced, allocated, versions_of
+from ..operation import Operation, Unplaced, allocated, trace_lost_precision, versions_of
 from ..tensor import Tensor
 
 _FLOAT32 = DType.Float32
@@ -72,6 +72,22 @@ def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
         return kind, None
     kind = place((tensor,), options)
     return kind, dense_buffer(tensor, kind)
+
+
+def flat_operand(tensor: Tensor) -> tuple[Any, CarrierKind] | None:
+    """``(buffer, kind)`` when ``tensor`` is dense and alone on its one carrier, else None.
+
+    The elementwise hot path's test; a result made by ``Tensor._from_raw``
+    passes it without its carrier object being made.
+    """
+    values = tensor._raw
+    if values is not None:
+        return values, tensor._kind
+    carrier = tensor._carriers[0]
+    layout = tensor._layout
+    if tensor._offset or tensor._blocks is not None or carrier._size != layout.size or not _dense(layout):
+        return None
+    return carrier._array, carrier._kind or carrier.kind
 
 
 class MixedBlocks(TypeError):
@@ -589,8 +605,12 @@ class Primitive(Operation):
         their storage order. Recording follows ``Operation.__call__`` (grad
         mode, saved versions, content watch) without its generic checks.
         """
-        result = Tensor._make(kind[0]._adopt(out, kind[1], kind[2], kind), layout, 0)
-        if not _state.enabled or result._dtype is not _FLOAT32:
+        result = Tensor._from_raw(out, layout, kind, kind[0]._sw_dtype_in(kind[1], out.dtype))
+        if not _state.enabled:
+            return result
+        if result._dtype is not _FLOAT32:
+            if result._dtype.kind in ("float", "complex"):
+                trace_lost_precision(cls.__name__, inputs, result)
             return result
         node = object.__new__(cls)
         node._inputs = inputs

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..dtypes import DType, result_type
 from ..layout import Layout
-from ..tensor import Tensor
+from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
-from ._support import (_dense, MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_carrier, expand,
+from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_carrier, expand, flat_operand,
                        flat_gradient, from_storage, gradient_values, operand, place, result_layout,
                        scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times,
                        unbroadcast, wrap)
@@ -79,15 +79,13 @@ class _Binary(Primitive):
 
         None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
         """
-        carrier = tensor._carriers[0]
-        layout = tensor._layout
-        if tensor._offset or tensor._blocks is not None or carrier._size != layout.size or not _dense(layout):
+        flat = flat_operand(tensor)
+        if flat is None:
             return None
-        kind = carrier._kind or carrier.kind
-        values = carrier._array
+        values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
         saved = (scalar, position)
-        return cls.record_flat((tensor,), out, layout, kind, (saved, out) if cls.keeps_result else saved)
+        return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved)
 
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
@@ -140,12 +138,12 @@ class _Binary(Primitive):
         inputs = self._inputs
         if saved is None:
             wanted = self.wanted
-            av, bv = inputs[0]._carriers[0]._array, inputs[1]._carriers[0]._array
+            av, bv = flat_values(inputs[0]), flat_values(inputs[1])
             ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
             gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         scalar, scalar_position = saved
-        values = inputs[0]._carriers[0]._array
+        values = flat_values(inputs[0])
         if scalar_position == 1:
             grad = self.vjp_first(xp, g, values, scalar, out)
         else:
@@ -259,10 +257,20 @@ class _Unary(Primitive):
             self.saved = out
         return wrap(out, _canonical(x._layout._shape_modes) if values is None else x._layout, kind)
 
+    @classmethod
+    def on_flat(cls, x: Tensor) -> Tensor | None:
+        """Hot path for a dense Float32 Tensor; None when it is not dense on its carrier."""
+        flat = flat_operand(x)
+        if flat is None:
+            return None
+        values, kind = flat
+        out = cls.compute(kind[1], values)
+        return cls.record_flat((x,), out, x._layout, kind, out if cls.keeps_result else None)
+
     supports_batched = True
 
     def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
-        values = self._inputs[0]._carriers[0]._array if self.needs_input else None
+        values = flat_values(self._inputs[0]) if self.needs_input else None
         grad = self.vjp(self.place[1], g, values, self.saved)
         return (grad,), (_allocated(grad, g, values, self.saved),)
 
@@ -476,7 +484,13 @@ def _unary(name, forward, vjp, reads, dtypes, doc):
         attrs["vjp"] = staticmethod(vjp)
     op_class = type(_class_name(name), (_Unary,), attrs)
 
+    float_operand = dtypes is None or "float" in _KINDS[dtypes]
+
     def unary(x, *, options=None) -> Tensor:
+        if options is None and float_operand and x.__class__ is Tensor and x._dtype is _FLOAT32:
+            result = op_class.on_flat(x)
+            if result is not None:
+                return result
         _check_dtype(name, dtypes, x)
         try:
             return op_class()(x, options=options)
