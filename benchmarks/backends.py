@@ -109,12 +109,15 @@ def sw_sync(*tensors) -> None:
 
     Waits on the gradient's own storage buffer: ``to_array()`` would add a
     reporting copy (a transpose for non-canonical layouts) that no user pays
-    inside a training step.
+    inside a training step. NumPy computes synchronously, so its buffers are
+    not touched (handing one out would also start watching it for writes).
     """
     for t in tensors:
         if t is None:
             raise RuntimeError("gradient missing (None)")
         for carrier in t.carriers:
+            if isinstance(carrier, sw().NumpyCarrier):
+                continue
             arr = carrier.array
             block = getattr(arr, "block_until_ready", None)
             if block is not None:

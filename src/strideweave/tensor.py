@@ -109,9 +109,10 @@ class Tensor:
 
         ``array`` is the whole flat buffer of a dense ``layout`` on ``kind``.
         Until something reads ``_carriers``, the buffer stays in ``_raw``: no
-        carrier exists, so nothing can have written to it (version 0).
+        carrier exists, so nothing can have written to it (version 0). Hot
+        paths read ``_raw`` first (``ops._support.flat_operand``).
         """
-        tensor = object.__new__(cls)
+        tensor = object.__new__(_Unmade)
         tensor._raw = array
         tensor._kind = kind
         tensor._layout = layout
@@ -122,22 +123,6 @@ class Tensor:
         tensor._retains_grad = False
         tensor._blocks = None
         return tensor
-
-    def __getattr__(self, name: str) -> Any:
-        # Reached only for an unset slot: ``_carriers`` of a result made by ``_from_raw``.
-        if name == "_carriers" and self._raw is not None:
-            return self._materialize()
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def _materialize(self) -> tuple:
-        with _MATERIALIZING:
-            if self._raw is None:  # another thread made it first
-                return _CARRIERS_SLOT.__get__(self)
-            kind = self._kind
-            carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
-            self._carriers = carriers
-            self._raw = None
-        return carriers
 
     def _alias(self) -> "Tensor":
         """A new Tensor over the same storage, with no autograd history."""
@@ -420,8 +405,35 @@ class Tensor:
 _LOST_PRECISION: dict = {}
 
 
-#: the slot itself, read without falling back to ``Tensor.__getattr__``
 _CARRIERS_SLOT = Tensor.__dict__["_carriers"]
+
+
+class _Unmade(Tensor):
+    """A Tensor whose carrier object is not made yet (``Tensor._from_raw``).
+
+    Reading ``_carriers`` makes the carrier, stores it in Tensor's own slot
+    and turns the instance into a plain Tensor, so later reads are ordinary
+    slot reads. This lives in a subclass because a ``__getattr__`` or a
+    property on Tensor itself would slow every attribute read of every Tensor.
+    """
+
+    __slots__ = ()
+
+    @property
+    def _carriers(self) -> tuple:
+        with _MATERIALIZING:
+            if self._raw is None:  # another thread made it first
+                return _CARRIERS_SLOT.__get__(self)
+            kind = self._kind
+            carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
+            _CARRIERS_SLOT.__set__(self, carriers)
+            self._raw = None
+            self.__class__ = Tensor
+        return carriers
+
+
+# Messages and reprs that name ``type(tensor)`` read the same for either class.
+_Unmade.__name__ = _Unmade.__qualname__ = "Tensor"
 
 
 def flat_values(tensor: Tensor) -> Any:

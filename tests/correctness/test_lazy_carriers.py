@@ -108,3 +108,36 @@ def test_results_made_without_recording_are_ordinary_tensors(carrier):
     assert y.autograd_ctx is None and y.is_leaf
     np.testing.assert_allclose(_values(y), [2.0, 4.0])
     assert y.carrier.size == 2 and y.dtype is sw.DType.Float32
+
+
+def test_results_are_tensors_by_every_public_test(carrier):
+    x = sw.tensor(np.array([1.0, 2.0], np.float32), carrier=carrier)
+    y = x * 3.0
+    assert isinstance(y, sw.Tensor) and type(y).__name__ == "Tensor"
+    assert "Tensor(" in repr(y)
+    y.carrier
+    assert type(y) is sw.Tensor
+
+
+def test_fresh_results_serve_as_cotangents(carrier):
+    x = sw.tensor(np.array([1.0, 2.0, 3.0], np.float32), carrier=carrier)
+    y = sw.sin(x)
+    seed = sw.ones((3,), carrier=carrier) * 2.0     # a result whose carrier was not made yet
+    y.backward(seed)
+    np.testing.assert_allclose(_values(x.grad), 2.0 * np.cos([1.0, 2.0, 3.0]), rtol=1e-6)
+
+
+class _Twice(sw.Operation):
+    def forward(self, x, *, options=None):
+        return x * 2.0
+
+    def backward(self, gradient):
+        return (gradient * 2.0,)       # a fresh result, handed to the engine as a cotangent
+
+
+def test_fresh_results_returned_by_a_custom_backward_are_summed(carrier):
+    x = sw.tensor(np.array([1.0, -1.0], np.float32), carrier=carrier)
+    y = _Twice()(x)
+    z = _Twice()(x)
+    sw.sum(y * 3.0 + z).backward()
+    np.testing.assert_allclose(_values(x.grad), [8.0, 8.0])

@@ -149,7 +149,7 @@ class Traversal:
             owned = True
         else:
             kind = carrier_kind(tensor)
-            cotangent = Tensor._from_raw(buffer, tensor._layout, kind, kind[0]._sw_dtype_in(kind[1], buffer.dtype))
+            cotangent = Tensor._make(kind[0]._adopt(buffer, kind[1], kind[2], kind), tensor._layout, 0)
         if owned:
             self.fresh.add(cotangent)
         return cotangent
@@ -176,7 +176,7 @@ class Traversal:
                 result = result_of.pop(key, None)
                 if gradient.__class__ is Unplaced:
                     gradient = self.as_tensor(result, gradient, True)
-                raw = gradient.__class__ is not Tensor
+                raw = not isinstance(gradient, Tensor)
                 # A flat node's result is dense, so only a retained or requested one is settled here.
                 if result is not None and (result._retains_grad or observe_all or (
                         not node.flat and result._layout.aliasing() != "injective")):
@@ -217,7 +217,7 @@ class Traversal:
                             pending[tkey] = contribution
                             if fresh:
                                 owned.add(tkey)
-                        elif previous.__class__ is not Tensor and previous.__class__ is not Unplaced:
+                        elif previous.__class__ is not Unplaced and not isinstance(previous, Tensor):
                             if tkey in owned:
                                 pending[tkey] = carrier_kind(tensor)[0]._accumulate(previous, contribution)
                             else:
@@ -257,7 +257,7 @@ class Traversal:
                         ready.append(child)
         for tkey, leaf in leaves.items():
             total = pending[tkey]
-            if total.__class__ is not Tensor:
+            if not isinstance(total, Tensor):
                 total = self.as_tensor(leaf, total, tkey in owned)
             self.settle(leaf, total)
 
@@ -289,7 +289,7 @@ class Traversal:
                 if fresh:
                     self.fresh.add(contribution)
                 continue
-            if previous.__class__ is not Tensor:
+            if not isinstance(previous, Tensor):
                 previous = self.as_tensor(tensor, previous, tkey in owned)
             if batch is not None:
                 total = add_batched(tensor, previous, contribution, batch)

@@ -487,7 +487,7 @@ def _unary(name, forward, vjp, reads, dtypes, doc):
     float_operand = dtypes is None or "float" in _KINDS[dtypes]
 
     def unary(x, *, options=None) -> Tensor:
-        if options is None and float_operand and x.__class__ is Tensor and x._dtype is _FLOAT32:
+        if options is None and float_operand and isinstance(x, Tensor) and x._dtype is _FLOAT32:
             result = op_class.on_flat(x)
             if result is not None:
                 return result
@@ -520,11 +520,11 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
 
     def binary(a, b, *, options=None) -> Tensor:
         if options is None and float_operands:
-            if b.__class__ is float and a.__class__ is Tensor and a._dtype is _FLOAT32:
+            if b.__class__ is float and isinstance(a, Tensor) and a._dtype is _FLOAT32:
                 result = op_class.with_scalar(a, b, 1)
                 if result is not None:
                     return result
-            elif a.__class__ is float and b.__class__ is Tensor and b._dtype is _FLOAT32:
+            elif a.__class__ is float and isinstance(b, Tensor) and b._dtype is _FLOAT32:
                 result = op_class.with_scalar(b, a, 0)
                 if result is not None:
                     return result
