@@ -34,3 +34,16 @@ def test_gradients_through_the_unit_seed_match_numpy(carrier):
     (sw.exp(x) * x * w).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp(x0) * (x0 + 1) * 0.5, rtol=1e-5)
     np.testing.assert_allclose(w.grad.numpy(), (np.exp(x0) * x0).sum(axis=0, keepdims=True), rtol=1e-5)
+
+
+def test_the_flag_dies_with_its_array():
+    from strideweave.carriers.base import _UNIT_ARRAYS, mark_unit
+
+    before = len(_UNIT_ARRAYS)
+    ones = mark_unit(np.ones(4, np.float32))
+    assert is_unit(ones) and len(_UNIT_ARRAYS) == before + 1
+    del ones
+    assert len(_UNIT_ARRAYS) == before
+    assert not is_unit(np.ones(4, np.float32))   # a new array, perhaps at the same address
+    unit = mark_unit(np.ones(4, np.float32))
+    np.testing.assert_array_equal(times(unit, 2.0, np), np.full(4, 2.0))  # a scalar factor is multiplied

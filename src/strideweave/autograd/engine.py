@@ -183,7 +183,8 @@ class Traversal:
                     if raw:
                         gradient, raw = self.as_tensor(result, gradient, key in owned), False
                     gradient = self.settle(result, gradient)
-                check_versions(node, inputs)
+                if len(inputs) != 1 or inputs[0]._raw is None:  # else: no carrier, nothing written
+                    check_versions(node, inputs)
                 wanted = None
                 if prune and node.builtin:
                     # Functional grad: a leaf nobody asked for needs no cotangent.
@@ -202,15 +203,22 @@ class Traversal:
                             grads, allocated = node.backward_flat(flat)
                         finally:
                             node.wanted = None
+                    # One pass per input: count the edge as consumed, then add the contribution.
                     for tensor, contribution, fresh in zip(inputs, grads, allocated):
-                        if contribution is None or tensor._dtype is not _FLOAT32:
-                            continue
                         child = tensor._ctx
                         if child is None:
+                            if contribution is None or tensor._dtype is not _FLOAT32:
+                                continue
                             tkey = id(tensor)
                             leaves[tkey] = tensor
                         else:
                             tkey = id(child)
+                            remaining = dependencies[tkey] - 1
+                            dependencies[tkey] = remaining
+                            if remaining == 0:
+                                ready.append(child)
+                            if contribution is None or tensor._dtype is not _FLOAT32:
+                                continue
                             result_of.setdefault(tkey, tensor)
                         previous = pending.get(tkey)
                         if previous is None:
@@ -230,6 +238,7 @@ class Traversal:
                             total = add_cotangents(previous, self.as_tensor(tensor, contribution, False))
                             self.fresh.add(total)
                             pending[tkey] = total
+                    continue
                 else:
                     if raw:
                         gradient = self.as_tensor(result, gradient, key in owned)

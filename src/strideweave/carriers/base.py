@@ -63,23 +63,32 @@ def _checked_offset(carrier, layout, offset):
     )
 
 
-#: Native cotangent arrays known to hold only ones, by identity, held weakly (the unit flag:
-#: backward rules skip multiplying by them, see ``ops._support.times``).
-_UNIT_ARRAYS: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+#: Native cotangent arrays known to hold only ones: id -> weak reference (the unit flag:
+#: backward rules skip multiplying by them, see ``ops._support.times``). A plain dict of
+#: weak references, so the lookup on every product is one C-level ``dict.get``.
+_UNIT_ARRAYS: dict = {}
 
 
 def is_unit(array: Any) -> bool:
     """Whether ``array`` is a cotangent flagged as all ones."""
-    return _UNIT_ARRAYS.get(id(array)) is array
+    ref = _UNIT_ARRAYS.get(id(array))
+    return ref is not None and ref() is array
 
 
 def mark_unit(array: Any) -> Any:
     """Flag ``array`` as all ones."""
+    key = id(array)
     try:
-        _UNIT_ARRAYS[id(array)] = array
+        _UNIT_ARRAYS[key] = weakref.ref(array, lambda _, key=key: _forget_unit(key))
     except TypeError:  # not weakly referenceable: no flag, the product is merely computed
         pass
     return array
+
+
+def _forget_unit(key: int) -> None:
+    ref = _UNIT_ARRAYS.get(key)
+    if ref is not None and ref() is None:  # the id may already name a newer flagged array
+        _UNIT_ARRAYS.pop(key, None)
 
 
 def unit_alias(source: Any, result: Any) -> Any:

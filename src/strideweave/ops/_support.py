@@ -18,7 +18,7 @@ from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
 from ..autograd.mode import _state
 from ..operation import Operation, Unplaced, allocated, trace_lost_precision, versions_of
-from ..tensor import Tensor
+from ..tensor import Tensor, flat_values
 
 _FLOAT32 = DType.Float32
 
@@ -430,7 +430,7 @@ def times(g: Any, values: Any, xp: Any) -> Any:
     to the cotangent's shape, are the product. Cotangents are never written
     in place, so handing out a view of saved values is safe.
     """
-    if hasattr(values, "shape") and is_unit(g):
+    if values.__class__ is not float and is_unit(g) and hasattr(values, "shape"):
         return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
     return g * values
 
@@ -605,7 +605,10 @@ class Primitive(Operation):
         their storage order. Recording follows ``Operation.__call__`` (grad
         mode, saved versions, content watch) without its generic checks.
         """
-        result = Tensor._from_raw(out, layout, kind, kind[0]._sw_dtype_in(kind[1], out.dtype))
+        native = out.dtype
+        first = inputs[0]
+        dtype = first._dtype if native is flat_values(first).dtype else kind[0]._sw_dtype_in(kind[1], native)
+        result = Tensor._from_raw(out, layout, kind, dtype)
         if not _state.enabled:
             return result
         if result._dtype is not _FLOAT32:
