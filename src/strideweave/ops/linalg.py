@@ -53,7 +53,8 @@ class Matmul(Primitive):
         self.place = kind
         if len(a_modes) == 2 and len(b_modes) == 2:
             out_modes = (a_modes[0], b_modes[1])
-            out = xp.matmul(mode_operand(b, kind), mode_operand(a, kind))
+            # The array's own ``@`` (the standard's __matmul__) skips the namespace wrapper's checks.
+            out = mode_operand(b, kind) @ mode_operand(a, kind)
         else:
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
             b_batch = b_modes[:-2] if len(b_modes) > 1 else ()
@@ -75,8 +76,8 @@ class Matmul(Primitive):
             g = xp.reshape(g, lead + self._result_layout.mode_sizes[::-1])
             a_rev, b_rev = mode_operand(a, kind), mode_operand(b, kind)
             if batch is None:
-                grad_a = xp.matmul(xp.matrix_transpose(b_rev), g) if self.wants(0) else None
-                grad_b = xp.matmul(g, xp.matrix_transpose(a_rev)) if self.wants(1) else None
+                grad_a = b_rev.T @ g if self.wants(0) else None  # 2-D: ``.T`` is the standard's transpose
+                grad_b = g @ a_rev.T if self.wants(1) else None
                 return self.cotangents((None if grad_a is None else xp.reshape(grad_a, a._layout.rev_leaf_shape),
                                         None if grad_b is None else xp.reshape(grad_b, b._layout.rev_leaf_shape)),
                                        fresh=True)  # two new GEMM results

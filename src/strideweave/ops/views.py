@@ -36,6 +36,15 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     kind = kind_of(carrier)
     xp = kind.namespace
     s_layout, s_offset = source._layout, source._offset
+    if view_offset == s_offset and gradient._offset == 0 and gradient._blocks is None \
+            and (gradient._layout is view_layout or gradient._layout == view_layout) \
+            and view_layout.size == s_layout.size and s_layout.is_compact() and view_layout.is_compact():
+        # A permutation of the source's own storage window (transpose, permute, reshape of a
+        # dense Tensor), and a cotangent stored in the view's layout: its storage, slot for
+        # slot, is the source's cotangent in the source's layout. No zero fill, no scatter.
+        g_carrier = gradient._carriers[0]
+        if g_carrier._size == s_layout.size and kind_of(g_carrier) == kind:
+            return Tensor._make(g_carrier, s_layout, 0)
     values = operand(gradient, kind)
     lo = min(s_offset, view_offset)
     hi = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize)
