@@ -53,6 +53,27 @@ def claim_allocated(cotangent: Tensor) -> bool:
     return _ALLOCATED.pop(id(cotangent), None) is cotangent
 
 
+#: Cotangents a built-in backward rule made from its incoming cotangent's storage (see ``handed_on``).
+_HANDED_ON: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+
+
+def handed_on(cotangent: Tensor) -> Tensor:
+    """Mark a cotangent that reinterprets the rule's incoming cotangent's storage, for one input alone.
+
+    Nothing else the call returns may share that storage. When the engine
+    owns the incoming cotangent outright, ownership passes to this one, so
+    it may take further contributions in place and become a ``.grad``
+    without a copy; otherwise the mark changes nothing.
+    """
+    _HANDED_ON[id(cotangent)] = cotangent
+    return cotangent
+
+
+def claim_handed_on(cotangent: Tensor) -> bool:
+    """Whether ``cotangent`` was marked by ``handed_on``; the mark is consumed."""
+    return _HANDED_ON.pop(id(cotangent), None) is cotangent
+
+
 class ExecutionOptions:
     """Where an operation runs: ``carrier`` (a carrier spec) and ``device``.
 

@@ -26,7 +26,7 @@ from typing import Any
 from .._locks import locked
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
-from ..operation import Unplaced, claim_allocated
+from ..operation import Unplaced, claim_allocated, claim_handed_on
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, add_into, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
@@ -178,11 +178,13 @@ class Traversal:
                     gradient = self.as_tensor(result, gradient, True)
                 raw = not isinstance(gradient, Tensor)
                 # A flat node's result is dense, so only a retained or requested one is settled here.
+                observed = False
                 if result is not None and (result._retains_grad or observe_all or (
                         not node.flat and result._layout.aliasing() != "injective")):
                     if raw:
                         gradient, raw = self.as_tensor(result, gradient, key in owned), False
                     gradient = self.settle(result, gradient)
+                    observed = True
                 if len(inputs) != 1 or inputs[0]._raw is None:  # else: no carrier, nothing written
                     check_versions(node, inputs)
                 wanted = None
@@ -242,6 +244,7 @@ class Traversal:
                 else:
                     if raw:
                         gradient = self.as_tensor(result, gradient, key in owned)
+                    passed = None
                     if node.builtin:
                         # ``wanted``: which inputs need a cotangent; ``defer``: Unplaced ones are welcome.
                         node.wanted = wanted
@@ -251,11 +254,13 @@ class Traversal:
                         finally:
                             node.wanted = None
                             node.defer = False
+                        if not observed and gradient in self.fresh:
+                            passed = gradient  # owned here and seen by no one else: may be handed on
                     else:
                         # A custom backward may write into its gradient: hand it a private
                         # copy, never a view of saved values, another cotangent or a .grad.
                         grads = node.backward(private_copy(gradient))
-                    self.route(node, grads, pending, owned, result_of, leaves)
+                    self.route(node, grads, pending, owned, result_of, leaves, passed)
             for tensor in inputs:
                 child = tensor._ctx
                 if child is not None:
@@ -270,8 +275,13 @@ class Traversal:
                 total = self.as_tensor(leaf, total, tkey in owned)
             self.settle(leaf, total)
 
-    def route(self, node: Any, grads: Any, pending: dict, owned: set, result_of: dict, leaves: dict) -> None:
-        """Add the cotangent Tensors ``node.backward`` returned to its inputs' pending totals."""
+    def route(self, node: Any, grads: Any, pending: dict, owned: set, result_of: dict, leaves: dict,
+              passed: Tensor | None = None) -> None:
+        """Add the cotangent Tensors ``node.backward`` returned to its inputs' pending totals.
+
+        ``passed``: the node's incoming cotangent when this traversal owns it outright; a
+        returned cotangent the rule marked ``handed_on`` (made from that storage) inherits it.
+        """
         inputs = node._inputs
         batch = self.batch
         if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
@@ -289,6 +299,9 @@ class Traversal:
             elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
             fresh = claim_allocated(contribution)
+            if claim_handed_on(contribution) and passed is not None and not fresh:
+                self.fresh.discard(passed)
+                passed, fresh = None, True
             tkey = _receiver(tensor, result_of, leaves)
             previous = pending.get(tkey)
             if previous.__class__ is Unplaced:

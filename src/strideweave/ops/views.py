@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from ..autograd.mode import no_grad
 from ..layout import Layout, Shape
-from ..operation import allocated
+from ..operation import allocated, handed_on
 from ..tensor import Tensor
 from ._support import (BatchUnsupported, Primitive, broadcast_axes, broadcast_modes, kind_of, leaves_of, operand,
                        wrap)
@@ -44,7 +44,7 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         # slot, is the source's cotangent in the source's layout. No zero fill, no scatter.
         g_carrier = gradient._carriers[0]
         if g_carrier._size == s_layout.size and kind_of(g_carrier) == kind:
-            return Tensor._make(g_carrier, s_layout, 0)
+            return handed_on(Tensor._make(g_carrier, s_layout, 0))
     values = operand(gradient, kind)
     lo = min(s_offset, view_offset)
     hi = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize)
