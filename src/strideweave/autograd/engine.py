@@ -221,7 +221,9 @@ class Traversal:
                                 ready.append(child)
                             if contribution is None or tensor._dtype is not _FLOAT32:
                                 continue
-                            result_of.setdefault(tkey, tensor)
+                            if not child.flat or observe_all or tensor._retains_grad:
+                                # A flat node's dense result is needed only to be observed.
+                                result_of.setdefault(tkey, tensor)
                         previous = pending.get(tkey)
                         if previous is None:
                             pending[tkey] = contribution

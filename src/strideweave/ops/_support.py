@@ -17,7 +17,7 @@ from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
 from ..autograd.mode import _state
-from ..operation import Operation, Unplaced, allocated, trace_lost_precision, versions_of
+from ..operation import _UNWRITTEN, Operation, Unplaced, allocated, trace_lost_precision, versions_of
 from ..tensor import Tensor, flat_values
 
 _FLOAT32 = DType.Float32
@@ -624,7 +624,8 @@ class Primitive(Operation):
         node.saved = saved
         node.wanted = None
         node.flat = True
-        node._versions = versions_of(inputs)
+        # A lone result made by ``_from_raw`` has no carrier yet, so nothing wrote to it: version 0.
+        node._versions = _UNWRITTEN if len(inputs) == 1 and first._raw is not None else versions_of(inputs)
         result._ctx = node
         return result
 
