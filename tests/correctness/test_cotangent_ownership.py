@@ -90,3 +90,18 @@ def test_grad_results_own_their_storage(carrier):
     ga, gb = sw.grad(total, [a, b], sw.ones(2, carrier=carrier))
     assert not _shares_storage(ga, gb)
     np.testing.assert_array_equal(_values(ga), _values(gb))
+
+
+def test_broadcast_sums_take_further_contributions(carrier):
+    # b's cotangents from the two broadcasting adds are sums made for b alone; the
+    # engine adds the later ones into the first in place where the library allows.
+    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    b0 = np.array([0.5, -0.25, 1.0, 2.0], dtype=np.float32)
+    x = sw.tensor(x0, carrier=carrier)
+    b = sw.tensor(b0, carrier=carrier)
+    loss = sw.sum(sw.tanh(x + b)) + sw.sum((x * 3.0 + b) * 0.5) + sw.sum(b * 2.0)
+    loss.backward()
+    t = np.tanh(x0.astype(np.float64) + b0)
+    np.testing.assert_allclose(_values(b.grad), (1 - t * t).sum(axis=0) + 3 * 0.5 + 2.0, rtol=1e-5)
+    np.testing.assert_allclose(_values(x.grad), (1 - t * t) + 1.5, rtol=1e-5)
+    assert not _shares_storage(b.grad, x.grad)

@@ -208,20 +208,23 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     return to_storage(values, layout, xp)
 
 
-def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> Any:
+def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any, fresh: bool = False) -> tuple:
     """A gradient held in dense ``layout``'s storage order, brought back to ``target``'s shape.
 
     For a target with exactly ``layout`` that is the flat storage-ordered
     buffer (``cotangent_for`` adopts it); otherwise the sum over the modes
-    broadcasting stretched, as a rev array of the target's leaves.
+    broadcasting stretched, as a rev array of the target's leaves. Returns
+    it with whether it is a new array for ``target`` alone: ``fresh`` (the
+    rule allocated ``values``) or a sum made here.
     """
     if values is None:
-        return None
+        return None, False
     shape = storage_shape(layout)
     if tuple(values.shape) != shape:
         values = xp.broadcast_to(values, shape)
+        fresh = False
     if target._layout is layout or target._layout == layout:
-        return values if values.ndim == 1 else InStorageOrder(values)
+        return (values if values.ndim == 1 else InStorageOrder(values)), fresh
     source = target._layout._shape_modes
     axes, leaves = reduce_plan(source, layout._shape_modes)
     perm = storage_perm(layout)
@@ -230,9 +233,10 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> A
         axes = tuple(sorted(position[axis] for axis in axes))
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
+        fresh = True
     if perm is not None:
         values = xp.permute_dims(values, _inverse(perm))
-    return values if tuple(values.shape) == leaves else xp.reshape(values, leaves)
+    return (values if tuple(values.shape) == leaves else xp.reshape(values, leaves)), fresh
 
 
 def _dense(layout: Layout) -> bool:
@@ -659,22 +663,25 @@ class Primitive(Operation):
         self.place = None
         self.saved = None
 
-    def cotangents(self, grads: Sequence[Any], batch: int | None = None, fresh: bool = False) -> tuple:
+    def cotangents(self, grads: Sequence[Any], batch: int | None = None,
+                   fresh: bool | tuple[bool, ...] = False) -> tuple:
         """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout.
 
-        ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone.
+        ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone
+        (or one such flag per input).
         """
         kind = self.place
         wanted = self.wanted
         defer = self.defer
+        flags = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]
-            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh, defer),)
+            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, flags[0], defer),)
         wanted = wanted or (True,) * len(grads)
         if batch is not None:
             return tuple(None if g is None or not w or t._dtype is not _FLOAT32
                          else cotangent_for_batched(t, g, kind, batch)
                          for t, g, w in zip(self._inputs, grads, wanted))
-        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, fresh, defer)
-                     for t, g, w in zip(self._inputs, grads, wanted))
+        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, f, defer)
+                     for t, g, w, f in zip(self._inputs, grads, wanted, flags))

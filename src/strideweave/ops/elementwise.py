@@ -164,7 +164,11 @@ class _Binary(Primitive):
         wanted = self.wanted
         ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
         gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
-        return self.cotangents((storage_cotangent(ga, a, result, xp), storage_cotangent(gb, b, result, xp)))
+        # Only a sum made for one operand counts as fresh here: with broadcast operands a VJP
+        # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
+        ca, fresh_a = storage_cotangent(ga, a, result, xp)
+        cb, fresh_b = storage_cotangent(gb, b, result, xp)
+        return self.cotangents((ca, cb), fresh=(fresh_a, fresh_b))
 
     def _promoted_backward(self, gradient: Tensor, values: list | None) -> tuple:
         """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
