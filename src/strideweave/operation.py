@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-import weakref
 from typing import Any
 
+from ._marks import IdentityMarks
 from .autograd.mode import _state
 from .dtypes import DType
 from .tensor import Tensor, lost_precision_origin, record_lost_precision
@@ -15,9 +15,8 @@ __all__ = ["Operation", "ExecutionOptions"]
 _FLOAT32 = DType.Float32
 _UNWRITTEN = (0,)
 
-#: Cotangent Tensors a built-in backward rule allocated for one input, by identity, held
-#: weakly until the engine claims them (see ``allocated``).
-_ALLOCATED: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+#: Cotangent Tensors a built-in backward rule allocated for one input, until the engine claims them.
+_ALLOCATED = IdentityMarks()
 
 
 def allocated(cotangent: Tensor) -> Tensor:
@@ -28,8 +27,7 @@ def allocated(cotangent: Tensor) -> Tensor:
     shares storage with saved values, the incoming cotangent or another
     returned cotangent.
     """
-    _ALLOCATED[id(cotangent)] = cotangent
-    return cotangent
+    return _ALLOCATED.add(cotangent)
 
 
 class Unplaced:
@@ -50,11 +48,11 @@ class Unplaced:
 
 def claim_allocated(cotangent: Tensor) -> bool:
     """Whether ``cotangent`` was marked by ``allocated``; the mark is consumed (one owner)."""
-    return _ALLOCATED.pop(id(cotangent), None) is cotangent
+    return _ALLOCATED.claim(cotangent)
 
 
 #: Cotangents a built-in backward rule made from its incoming cotangent's storage (see ``handed_on``).
-_HANDED_ON: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+_HANDED_ON = IdentityMarks()
 
 
 def handed_on(cotangent: Tensor) -> Tensor:
@@ -65,13 +63,12 @@ def handed_on(cotangent: Tensor) -> Tensor:
     it may take further contributions in place and become a ``.grad``
     without a copy; otherwise the mark changes nothing.
     """
-    _HANDED_ON[id(cotangent)] = cotangent
-    return cotangent
+    return _HANDED_ON.add(cotangent)
 
 
 def claim_handed_on(cotangent: Tensor) -> bool:
     """Whether ``cotangent`` was marked by ``handed_on``; the mark is consumed."""
-    return _HANDED_ON.pop(id(cotangent), None) is cotangent
+    return _HANDED_ON.claim(cotangent)
 
 
 class ExecutionOptions:

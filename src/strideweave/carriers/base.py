@@ -29,12 +29,12 @@ their fast paths (numpy and torch ``as_strided``, JAX ``.at[]``).
 from __future__ import annotations
 
 import operator
-import weakref
 from typing import Any
 
 import numpy as np
 
 from .._locks import lock_for
+from .._marks import IdentityMarks
 from ..dtypes import SIMPLE_DTYPES, STORED_DTYPES, SimpleDType, _scalar_fits
 from . import _indexing
 
@@ -63,32 +63,19 @@ def _checked_offset(carrier, layout, offset):
     )
 
 
-#: Native cotangent arrays known to hold only ones: id -> weak reference (the unit flag:
-#: backward rules skip multiplying by them, see ``ops._support.times``). A plain dict of
-#: weak references, so the lookup on every product is one C-level ``dict.get``.
-_UNIT_ARRAYS: dict = {}
+#: Native cotangent arrays known to hold only ones (the unit flag: backward rules
+#: skip multiplying by them, see ``ops._support.times``).
+_UNIT_ARRAYS = IdentityMarks()
 
 
 def is_unit(array: Any) -> bool:
     """Whether ``array`` is a cotangent flagged as all ones."""
-    ref = _UNIT_ARRAYS.get(id(array))
-    return ref is not None and ref() is array
+    return array in _UNIT_ARRAYS
 
 
 def mark_unit(array: Any) -> Any:
-    """Flag ``array`` as all ones."""
-    key = id(array)
-    try:
-        _UNIT_ARRAYS[key] = weakref.ref(array, lambda _, key=key: _forget_unit(key))
-    except TypeError:  # not weakly referenceable: no flag, the product is merely computed
-        pass
-    return array
-
-
-def _forget_unit(key: int) -> None:
-    ref = _UNIT_ARRAYS.get(key)
-    if ref is not None and ref() is None:  # the id may already name a newer flagged array
-        _UNIT_ARRAYS.pop(key, None)
+    """Flag ``array`` as all ones (an array that cannot be weakly referenced stays unflagged)."""
+    return _UNIT_ARRAYS.add(array)
 
 
 def unit_alias(source: Any, result: Any) -> Any:

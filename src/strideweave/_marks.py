@@ -1,0 +1,55 @@
+"""Marks on objects, by identity, that die with the object (unit cotangents, owned buffers, gradients).
+
+A ``WeakValueDictionary`` would do, but its methods are Python code and
+these marks are set and read once per operation on the hot path. Here a
+mark is one plain dict entry, ``id -> weakref.ref``; an entry whose object
+died (its id may already name a newer object) fails the identity check,
+and dead entries are swept when the dict has doubled since the last sweep.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+__all__ = ["IdentityMarks"]
+
+
+class IdentityMarks:
+    """A set of objects compared by identity and held weakly."""
+
+    __slots__ = ("_refs", "_sweep_at")
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref] = {}
+        self._sweep_at = 1024
+
+    def add(self, obj: Any) -> Any:
+        """Mark ``obj`` (nothing happens for an object that cannot be weakly referenced)."""
+        refs = self._refs
+        if len(refs) >= self._sweep_at:
+            self._sweep()
+        try:
+            refs[id(obj)] = weakref.ref(obj)
+        except TypeError:
+            pass
+        return obj
+
+    def __contains__(self, obj: Any) -> bool:
+        ref = self._refs.get(id(obj))
+        return ref is not None and ref() is obj
+
+    def claim(self, obj: Any) -> bool:
+        """Whether ``obj`` was marked; the mark is removed either way."""
+        ref = self._refs.pop(id(obj), None)
+        return ref is not None and ref() is obj
+
+    def __len__(self) -> int:
+        return sum(1 for ref in list(self._refs.values()) if ref() is not None)
+
+    def _sweep(self) -> None:
+        refs = self._refs
+        for key, ref in list(refs.items()):  # a snapshot: other threads may mark meanwhile
+            if ref() is None and refs.get(key) is ref:
+                refs.pop(key, None)
+        self._sweep_at = max(1024, 2 * len(refs))

@@ -1,0 +1,42 @@
+"""IdentityMarks: the weakly held, identity-compared marks behind unit flags and owned buffers."""
+
+import gc
+
+import numpy as np
+
+from strideweave._marks import IdentityMarks
+
+
+def test_a_mark_is_by_identity_and_claimed_once():
+    marks = IdentityMarks()
+    a, b = np.ones(3), np.ones(3)
+    marks.add(a)
+    assert a in marks and b not in marks    # equal values, another object
+    assert marks.claim(a) and not marks.claim(a)
+    assert a not in marks
+
+
+def test_a_mark_dies_with_its_object():
+    marks = IdentityMarks()
+    marks.add(np.ones(3))
+    gc.collect()
+    assert len(marks) == 0
+    assert np.ones(3) not in marks          # a new object, perhaps at the dead one's address
+
+
+def test_dead_marks_are_swept_and_live_ones_kept():
+    marks = IdentityMarks()
+    keep = [np.ones(1) for _ in range(10)]
+    for obj in keep:
+        marks.add(obj)
+    for _ in range(5000):
+        marks.add(np.zeros(1))              # each dies at once
+    assert len(marks._refs) < 3000         # swept as it grew
+    assert all(obj in marks for obj in keep)
+
+
+def test_objects_without_weak_references_are_left_unmarked():
+    marks = IdentityMarks()
+    value = 3.5
+    assert marks.add(value) is value
+    assert value not in marks
