@@ -79,7 +79,7 @@ def discover(root: Any) -> tuple[dict, list]:
             key = id(child)
             count = dependencies.get(key)
             if count is None:
-                if child.released:
+                if child._released:
                     raise released_error(child)
                 dependencies[key] = 1
                 nodes.append(child)
@@ -167,10 +167,19 @@ class Traversal:
         observe_all = bool(requested) or batch is not None  # every reached Tensor's total is wanted
         prune = not self.accumulate
         ready = [root]
-        while ready:
-            node = ready.pop()
-            key = id(node)
-            gradient = pending.pop(key, None)
+        # A node whose one and last cotangent a flat node just produced runs next without
+        # passing through ``pending`` and ``ready`` (a chain of elementwise ops, mostly).
+        next_node = next_gradient = None
+        while True:
+            if next_node is not None:
+                node, gradient, next_node = next_node, next_gradient, None
+                key = id(node)
+            elif ready:
+                node = ready.pop()
+                key = id(node)
+                gradient = pending.pop(key, None)
+            else:
+                break
             inputs = node._inputs
             if gradient is not None:
                 result = result_of.pop(key, None)
@@ -217,13 +226,20 @@ class Traversal:
                             tkey = id(child)
                             remaining = dependencies[tkey] - 1
                             dependencies[tkey] = remaining
-                            if remaining == 0:
-                                ready.append(child)
                             if contribution is None or tensor._dtype is not _FLOAT32:
+                                if remaining == 0:
+                                    ready.append(child)
                                 continue
                             if not child.flat or observe_all or tensor._retains_grad:
                                 # A flat node's dense result is needed only to be observed.
                                 result_of.setdefault(tkey, tensor)
+                            if remaining == 0:
+                                if next_node is None and tkey not in pending:
+                                    next_node, next_gradient = child, contribution
+                                    if fresh:
+                                        owned.add(tkey)
+                                    continue
+                                ready.append(child)
                         previous = pending.get(tkey)
                         if previous is None:
                             pending[tkey] = contribution
