@@ -116,7 +116,10 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
     seen: list = []
     for tensor in inputs:
         for carrier in tensor._carriers:
-            if not any(carrier is known for known in seen):
+            for known in seen:
+                if carrier is known:
+                    break
+            else:
                 seen.append(carrier)
     return seen
 

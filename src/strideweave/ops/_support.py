@@ -47,7 +47,7 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
         return first._kind or first.kind
     for tensor in tensors:
         for carrier in tensor._carriers:
-            if not _same_place(first, carrier):
+            if carrier is not first and not _same_place(first, carrier):
                 blocks = any(t._blocks is not None for t in tensors)
                 raise (MixedBlocks if blocks else TypeError)(
                     f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); "
@@ -128,7 +128,7 @@ def flat_gradient(gradient: Tensor, kind: CarrierKind) -> Any:
     if values.ndim == 1:
         return values
     values = to_storage(values, layout, kind[1]) if layout.is_compact() else values
-    return values.reshape(-1) if kind[0].native_methods else kind[1].reshape(values, (-1,))
+    return reshaped(values, (-1,), kind)
 
 
 # ----- memory order of dense results (API.md section 5) ------------------------------------------
@@ -292,11 +292,16 @@ def result_layout(modes: tuple, tensors: Sequence[Tensor]) -> Layout:
     return Layout.canonical(modes) if chosen is None else chosen
 
 
+def reshaped(values: Any, shape: tuple, kind: CarrierKind) -> Any:
+    """``xp.reshape(values, shape)``, through the array's own method where the library has one (no wrapper)."""
+    return values.reshape(shape) if kind[0].native_methods else kind[1].reshape(values, shape)
+
+
 def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
     """Rev array with one axis per top-level mode (reversed order), nested modes merged."""
     values = operand(tensor, kind)
     sizes = tensor._layout.mode_sizes[::-1]
-    return values if tuple(values.shape) == sizes else kind.namespace.reshape(values, sizes)
+    return values if tuple(values.shape) == sizes else reshaped(values, sizes, kind)
 
 
 def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
@@ -309,7 +314,7 @@ def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     if values.ndim != 1:
         if cls.keeps_shape and values.ndim > 1:
             return Tensor._make(cls._adopt_shaped(values, xp, device, kind), layout, 0)
-        values = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+        values = reshaped(values, (-1,), kind)
     return Tensor._make(cls._adopt(values, xp, device, kind), layout, 0)
 
 

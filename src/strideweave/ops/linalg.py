@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
-from ._support import Primitive, broadcast_modes, gradient_values, mode_operand, operand, place, wrap
+from ._support import Primitive, broadcast_modes, gradient_values, mode_operand, operand, place, reshaped, wrap
 
 __all__ = ["matmul", "tensordot"]
 
@@ -73,13 +73,13 @@ class Matmul(Primitive):
         if a._layout.rank == 2 and b._layout.rank == 2:
             g, batch = gradient_values(self, gradient)
             lead = () if batch is None else (batch,)
-            g = xp.reshape(g, lead + self._result_layout.mode_sizes[::-1])
+            g = reshaped(g, lead + self._result_layout.mode_sizes[::-1], kind)
             a_rev, b_rev = mode_operand(a, kind), mode_operand(b, kind)
             if batch is None:
                 grad_a = b_rev.T @ g if self.wants(0) else None  # 2-D: ``.T`` is the standard's transpose
                 grad_b = g @ a_rev.T if self.wants(1) else None
-                return self.cotangents((None if grad_a is None else xp.reshape(grad_a, a._layout.rev_leaf_shape),
-                                        None if grad_b is None else xp.reshape(grad_b, b._layout.rev_leaf_shape)),
+                return self.cotangents((None if grad_a is None else reshaped(grad_a, a._layout.rev_leaf_shape, kind),
+                                        None if grad_b is None else reshaped(grad_b, b._layout.rev_leaf_shape, kind)),
                                        fresh=True)  # two new GEMM results
             else:
                 # One GEMM per operand for all K cotangents: fold the batch into the free extent.
