@@ -317,7 +317,8 @@ class Traversal:
             elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
             fresh = claim_allocated(contribution)
-            if claim_handed_on(contribution) and passed is not None and not fresh:
+            # A mark left unclaimed (nothing to inherit) dies with its Tensor.
+            if passed is not None and not fresh and claim_handed_on(contribution):
                 self.fresh.discard(passed)
                 passed, fresh = None, True
             tkey = _receiver(tensor, result_of, leaves)

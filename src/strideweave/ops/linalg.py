@@ -39,6 +39,7 @@ class Matmul(Primitive):
     """Array API ``matmul`` over top-level modes; ``saved`` holds the result modes."""
 
     __slots__ = ()
+    composite = False  # forward computes natively, calling no other operation
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):

@@ -60,6 +60,7 @@ class _Reduction(Primitive):
 
     __slots__ = ()
     function = ""
+    composite = False  # forward computes natively, calling no other operation
     #: whether the VJP reads the input's values (else a full reduction may read the flat buffer)
     reads_input = False
     #: whether the VJP reads the result

@@ -84,6 +84,7 @@ class View(Primitive):
     """A view of the only input; ``saved`` is the view's offset."""
 
     __slots__ = ()
+    composite = False  # forward computes natively, calling no other operation
     supports_batched = True
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
