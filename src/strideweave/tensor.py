@@ -431,6 +431,11 @@ class _Unmade(Tensor):
             self.__class__ = Tensor
         return carriers
 
+    def __reduce_ex__(self, protocol: int) -> Any:
+        # copy, deepcopy and pickle see a plain Tensor: a copy must share the one carrier.
+        self._carriers
+        return self.__reduce_ex__(protocol)
+
 
 # Messages and reprs that name ``type(tensor)`` read the same for either class.
 _Unmade.__name__ = _Unmade.__qualname__ = "Tensor"

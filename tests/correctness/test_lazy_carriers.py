@@ -141,3 +141,14 @@ def test_fresh_results_returned_by_a_custom_backward_are_summed(carrier):
     z = _Twice()(x)
     sw.sum(y * 3.0 + z).backward()
     np.testing.assert_allclose(_values(x.grad), [8.0, 8.0])
+
+
+def test_a_shallow_copy_shares_the_one_carrier(carrier):
+    import copy
+
+    x = sw.tensor(np.array([1.0, 2.0], np.float32), carrier=carrier)
+    y = x * 2.0
+    twin = copy.copy(y)
+    assert type(twin) is sw.Tensor and twin.carrier is y.carrier
+    y[0] = 7.0
+    np.testing.assert_array_equal(_values(twin), [7.0, 4.0])
