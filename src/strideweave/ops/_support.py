@@ -60,16 +60,15 @@ def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
     """For an operation on one Tensor: where it runs, and the carrier's own buffer when the Tensor is dense there.
 
     The buffer (None unless ``dense_buffer`` would give it) lets elementwise
-    rules compute flat; this is their hot path, so the common case (no
-    options, one carrier) is decided here without ``place``.
+    rules compute flat; the common case (no options, one carrier) is decided
+    here without ``place``.
     """
     if options is None and tensor._blocks is None:
+        flat = flat_operand(tensor)
+        if flat is not None:
+            return flat[1], flat[0]
         carrier = tensor._carriers[0]
-        layout = tensor._layout
-        kind = carrier._kind or carrier.kind
-        if tensor._offset == 0 and carrier._size == layout.size and _dense(layout):
-            return kind, carrier._array
-        return kind, None
+        return carrier._kind or carrier.kind, None
     kind = place((tensor,), options)
     return kind, dense_buffer(tensor, kind)
 
@@ -208,23 +207,22 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     return to_storage(values, layout, xp)
 
 
-def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any, fresh: bool = False) -> tuple:
+def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> tuple[Any, bool]:
     """A gradient held in dense ``layout``'s storage order, brought back to ``target``'s shape.
 
     For a target with exactly ``layout`` that is the flat storage-ordered
     buffer (``cotangent_for`` adopts it); otherwise the sum over the modes
     broadcasting stretched, as a rev array of the target's leaves. Returns
-    it with whether it is a new array for ``target`` alone: ``fresh`` (the
-    rule allocated ``values``) or a sum made here.
+    it with whether it is a sum made here, a new array for ``target`` alone.
     """
     if values is None:
         return None, False
     shape = storage_shape(layout)
     if tuple(values.shape) != shape:
         values = xp.broadcast_to(values, shape)
-        fresh = False
     if target._layout is layout or target._layout == layout:
-        return (values if values.ndim == 1 else InStorageOrder(values)), fresh
+        return (values if values.ndim == 1 else InStorageOrder(values)), False
+    fresh = False
     source = target._layout._shape_modes
     axes, leaves = reduce_plan(source, layout._shape_modes)
     perm = storage_perm(layout)
@@ -436,8 +434,8 @@ def times(g: Any, values: Any, xp: Any) -> Any:
     NumPy and PyTorch, a materialised array on JAX). Such arrays carry a unit
     flag (``is_unit``), on every backend alike; multiplying by them would cost
     a full pass over the data for nothing: the values themselves, broadcast
-    to the cotangent's shape, are the product. Cotangents are never written
-    in place, so handing out a view of saved values is safe.
+    to the cotangent's shape, are the product. Such a view of saved values
+    is never marked as allocated, so the engine never adds into it in place.
     """
     if values.__class__ is not float and is_unit(g) and hasattr(values, "shape"):
         return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
