@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import Primitive, mode_operand, place, wrap
+from ._primitive import Primitive
+from ._support import mode_operand, place, wrap
 
 __all__ = ["Natural", "natural_op", "natural", "row_major", "unpack"]
 

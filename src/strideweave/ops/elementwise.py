@@ -17,7 +17,8 @@ from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
-from ._support import (MixedBlocks, Primitive, as_array_like, broadcast_modes, dense_carrier, expand, flat_operand,
+from ._primitive import Primitive
+from ._support import (MixedBlocks, as_array_like, broadcast_modes, dense_carrier, expand, flat_operand,
                        flat_gradient, from_storage, gradient_values, operand, place, result_layout,
                        scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times,
                        unbroadcast, wrap)

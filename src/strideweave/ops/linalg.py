@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
-from ._support import Primitive, broadcast_modes, gradient_values, mode_operand, operand, place, reshaped, wrap
+from ._primitive import Primitive
+from ._support import broadcast_modes, gradient_values, mode_operand, operand, place, reshaped, wrap
 
 __all__ = ["matmul", "tensordot"]
 

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import (Primitive, as_array_like, broadcast_modes, expand, gradient_values, leaves_of,
+from ._primitive import Primitive
+from ._support import (as_array_like, broadcast_modes, expand, gradient_values, leaves_of,
                        mode_operand, operand, place, unbroadcast, wrap)
 
 __all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..layout import Layout
 from ..tensor import Tensor
-from ._support import Primitive, dense_carrier, gradient_values, leaves_of, operand, place, wrap
+from ._primitive import Primitive
+from ._support import dense_carrier, gradient_values, leaves_of, operand, place, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 

@@ -16,7 +16,8 @@ from ..autograd.mode import no_grad
 from ..layout import Layout, Shape
 from ..operation import allocated, handed_on
 from ..tensor import Tensor
-from ._support import (BatchUnsupported, Primitive, broadcast_axes, broadcast_modes, kind_of, leaves_of, operand,
+from ._primitive import Primitive
+from ._support import (BatchUnsupported, broadcast_axes, broadcast_modes, kind_of, leaves_of, operand,
                        wrap)
 
 __all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]

@@ -1,0 +1,136 @@
+"""``Primitive``: the base of the built-in operations.
+
+Forward state lives in slots, not the ``context`` dict; ``cotangents`` turns
+per-input gradient arrays into cotangents in each input's exact layout;
+``record_flat`` is the elementwise hot path's recording step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..autograd.mode import _state
+from ..carriers import CarrierKind
+from ..dtypes import DType
+from ..layout import Layout
+from ..operation import _UNWRITTEN, Operation, trace_lost_precision, versions_of
+from ..tensor import Tensor, flat_values
+from ._support import cotangent_for, cotangent_for_batched, dense_buffer
+
+__all__ = ["Primitive"]
+
+_FLOAT32 = DType.Float32
+
+
+class Primitive(Operation):
+    """Base of the built-in operations.
+
+    Built-ins keep their forward state in two slots rather than the
+    ``context`` dict: ``place`` (the carrier kind they ran on) and ``saved``
+    (whatever backward needs beyond the saved inputs). A million-node graph
+    then costs no dict per node. Release drops both with the rest.
+    """
+
+    __slots__ = ("place", "saved", "wanted", "flat")
+    builtin = True
+    #: whether backward also takes batched cotangents (see ``gradient_values``)
+    supports_batched = False
+    #: set by the engine around one backward call: cotangents for Tensors whose layout has
+    #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
+    defer = False
+
+    def __init__(self) -> None:
+        self.place = None
+        self.saved = None
+        # Set by the engine for one backward call: which inputs need a cotangent at all
+        # (functional grad skips leaves nobody asked for). None means all of them.
+        self.wanted = None
+        # Set by forward when it ran on flat buffers: every saved input and the result
+        # share one dense layout on ``place``, so backward can run on raw arrays.
+        self.flat = False
+
+    @classmethod
+    def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None) -> Tensor:
+        """The result of a flat forward run outside ``__call__``, recorded as a node of this class.
+
+        The elementwise hot path: every Tensor in ``inputs`` is Float32 and
+        dense in ``layout`` on ``kind``, and ``out`` is the flat result in
+        their storage order. Recording follows ``Operation.__call__`` (grad
+        mode, saved versions, content watch) without its generic checks.
+        """
+        native = out.dtype
+        first = inputs[0]
+        dtype = first._dtype if native is flat_values(first).dtype else kind[0]._sw_dtype_in(kind[1], native)
+        result = Tensor._from_raw(out, layout, kind, dtype)
+        if not _state.enabled:
+            return result
+        if result._dtype is not _FLOAT32:
+            if result._dtype.kind in ("float", "complex"):
+                trace_lost_precision(cls.__name__, inputs, result)
+            return result
+        node = object.__new__(cls)
+        node._inputs = inputs
+        node._context = None
+        node._released = False
+        node._result_layout = layout
+        node.place = kind
+        node.saved = saved
+        node.wanted = None
+        node.flat = True
+        # A lone result made by ``_from_raw`` has no carrier yet, so nothing wrote to it: version 0.
+        node._versions = _UNWRITTEN if len(inputs) == 1 and first._raw is not None else versions_of(inputs)
+        result._ctx = node
+        return result
+
+    def flat_cotangent(self, gradient: Tensor) -> Any:
+        """A flat node's cotangent Tensor as its raw buffer in the result's storage order, or None."""
+        layout = gradient._layout
+        if layout is self._result_layout or layout == self._result_layout:
+            return dense_buffer(gradient, self.place)
+        return None
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        """Backward of a flat node on raw arrays (see ``autograd/engine.py``).
+
+        ``g`` is the cotangent as a 1-D array in the result's storage order.
+        Returns one 1-D array (or None) per saved input, in that input's
+        storage order, and for each whether this call allocated it (the
+        engine may then add into it in place and hand it out as a ``.grad``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} ran flat but has no backward_flat")
+
+    def wants(self, index: int) -> bool:
+        wanted = self.wanted
+        return wanted is None or wanted[index]
+
+    def release(self) -> None:
+        # Operation.release inlined: a traversal releases every node of the graph.
+        self._inputs = ()
+        self._versions = ()
+        self._context = None
+        self._released = True
+        self.place = None
+        self.saved = None
+
+    def cotangents(self, grads: Sequence[Any], batch: int | None = None,
+                   fresh: bool | tuple[bool, ...] = False) -> tuple:
+        """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout.
+
+        ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone
+        (or one such flag per input).
+        """
+        kind = self.place
+        wanted = self.wanted
+        defer = self.defer
+        flags = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)
+        if batch is None and wanted is None and len(grads) == 1:
+            t = self._inputs[0]
+            g = grads[0]
+            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, flags[0], defer),)
+        wanted = wanted or (True,) * len(grads)
+        if batch is not None:
+            return tuple(None if g is None or not w or t._dtype is not _FLOAT32
+                         else cotangent_for_batched(t, g, kind, batch)
+                         for t, g, w in zip(self._inputs, grads, wanted))
+        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, f, defer)
+                     for t, g, w, f in zip(self._inputs, grads, wanted, flags))
