@@ -40,7 +40,7 @@ class Tensor:
     carriers and is meant for library authors.
     """
 
-    __slots__ = ("_carriers", "_layout", "_offset", "_dtype", "_grad", "_ctx", "_retains_grad", "_blocks", "_raw",
+    __slots__ = ("_carrier_tuple", "_layout", "_offset", "_dtype", "_grad", "_ctx", "_retains_grad", "_blocks", "_raw",
                  "_kind", "__weakref__")
     # Lets ``numpy_scalar * tensor`` reach Tensor.__rmul__ instead of NumPy.
     __array_priority__ = 1000
@@ -78,7 +78,7 @@ class Tensor:
         self._init(carriers, layout, offset, dtype)
 
     def _init(self, carriers, layout, offset, dtype, blocks=None) -> None:
-        self._carriers = carriers
+        self._carrier_tuple = carriers
         self._layout = layout
         self._offset = offset
         self._dtype = dtype
@@ -92,7 +92,7 @@ class Tensor:
     def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> "Tensor":
         """Trusted hot-path constructor for a one-carrier Tensor (no validation)."""
         tensor = object.__new__(cls)
-        tensor._carriers = (carrier,)
+        tensor._carrier_tuple = (carrier,)
         tensor._layout = layout
         tensor._offset = offset
         tensor._dtype = carrier.dtype
@@ -112,7 +112,8 @@ class Tensor:
         carrier exists, so nothing can have written to it (version 0). Hot
         paths read ``_raw`` first (``ops._support.flat_operand``).
         """
-        tensor = object.__new__(_Unmade)
+        tensor = object.__new__(cls)
+        tensor._carrier_tuple = None
         tensor._raw = array
         tensor._kind = kind
         tensor._layout = layout
@@ -123,6 +124,29 @@ class Tensor:
         tensor._retains_grad = False
         tensor._blocks = None
         return tensor
+
+    @property
+    def _carriers(self) -> tuple:
+        """The constituent carriers; a result made by ``_from_raw`` makes its carrier here, once."""
+        carriers = self._carrier_tuple
+        if carriers is None:
+            return self._materialize()
+        return carriers
+
+    def _materialize(self) -> tuple:
+        with _MATERIALIZING:
+            carriers = self._carrier_tuple
+            if carriers is None:  # not made by another thread meanwhile
+                kind = self._kind
+                carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
+                self._carrier_tuple = carriers
+                self._raw = None
+        return carriers
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        # copy and pickle copy slots: make the carrier first, so a shallow copy shares it.
+        self._carriers
+        return object.__reduce_ex__(self, protocol)
 
     def _alias(self) -> "Tensor":
         """A new Tensor over the same storage, with no autograd history."""
@@ -403,42 +427,6 @@ class Tensor:
 # ``backward`` on the final result can point at the cast instead of only
 # saying the dtype is wrong. Entries vanish with their Tensors.
 _LOST_PRECISION: dict = {}
-
-
-_CARRIERS_SLOT = Tensor.__dict__["_carriers"]
-
-
-class _Unmade(Tensor):
-    """A Tensor whose carrier object is not made yet (``Tensor._from_raw``).
-
-    Reading ``_carriers`` makes the carrier, stores it in Tensor's own slot
-    and turns the instance into a plain Tensor, so later reads are ordinary
-    slot reads. This lives in a subclass because a ``__getattr__`` or a
-    property on Tensor itself would slow every attribute read of every Tensor.
-    """
-
-    __slots__ = ()
-
-    @property
-    def _carriers(self) -> tuple:
-        with _MATERIALIZING:
-            if self._raw is None:  # another thread made it first
-                return _CARRIERS_SLOT.__get__(self)
-            kind = self._kind
-            carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
-            _CARRIERS_SLOT.__set__(self, carriers)
-            self._raw = None
-            self.__class__ = Tensor
-        return carriers
-
-    def __reduce_ex__(self, protocol: int) -> Any:
-        # copy, deepcopy and pickle see a plain Tensor: a copy must share the one carrier.
-        self._carriers
-        return self.__reduce_ex__(protocol)
-
-
-# Messages and reprs that name ``type(tensor)`` read the same for either class.
-_Unmade.__name__ = _Unmade.__qualname__ = "Tensor"
 
 
 def flat_values(tensor: Tensor) -> Any:
