@@ -254,10 +254,13 @@ class Operation:
     def _check_versions(self) -> None:
         """Raise RuntimeError when saved storage was modified after the forward pass."""
         inputs = self._inputs
-        if len(self._versions) == 1 and len(inputs) == 1:
+        versions = self._versions
+        if len(versions) == 1 and len(inputs) == 1:
             carrier = inputs[0]._carriers[0]
             if carrier._watch is not None:
                 carrier._watch.verify(carrier)
+            if carrier._version == versions[0]:
+                return  # the common case, decided without building a tuple
             current = (carrier._version,)
         else:
             carriers = _unique_carriers(inputs)

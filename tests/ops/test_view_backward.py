@@ -12,12 +12,16 @@ def _values(t):
     return np.asarray(t.numpy(), dtype=np.float64)
 
 
+def _weight_and_input(carrier, rows=2, cols=3, batch=4):
+    """A (rows, cols) weight and a (batch, cols) input, as NumPy values and as Tensors on ``carrier``."""
+    w0 = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols) / 5
+    x0 = np.linspace(-1, 1, batch * cols, dtype=np.float32).reshape(batch, cols)
+    return w0, x0, sw.tensor(w0, carrier=carrier), sw.tensor(x0, carrier=carrier)
+
+
 @pytest.mark.parametrize("carrier", CARRIERS)
 def test_transpose_backward_matches_the_matrix_gradient(carrier):
-    w0 = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
-    x0 = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
-    w = sw.tensor(w0, carrier=carrier)
-    x = sw.tensor(x0, carrier=carrier)
+    w0, x0, w, x = _weight_and_input(carrier, rows=3, cols=4, batch=2)
     out = x @ sw.transpose(w)                   # (2, 3)
     sw.sum(out * out).backward()
     expected = 2 * (x0 @ w0.T).T @ x0           # d/dw sum((x w^T)^2)
@@ -50,10 +54,7 @@ def test_gradients_through_one_transpose_do_not_share_storage():
 def test_a_handed_on_cotangent_takes_further_contributions(carrier):
     # The transpose's cotangent (a fresh GEMM result) becomes w's total, which then
     # receives the second path's contribution: added in place where the library allows.
-    w0 = np.arange(6, dtype=np.float32).reshape(2, 3) / 5
-    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
-    w = sw.tensor(w0, carrier=carrier)
-    x = sw.tensor(x0, carrier=carrier)
+    w0, x0, w, x = _weight_and_input(carrier)
     first = x @ sw.transpose(w)                 # (4, 2)
     loss = sw.sum(first * first) + sw.sum(w * 2.0)
     loss.backward()
@@ -89,10 +90,7 @@ def test_two_views_of_one_cotangent_share_no_total():
 
 @pytest.mark.parametrize("carrier", CARRIERS)
 def test_two_handed_on_cotangents_for_one_source_add_up(carrier):
-    w0 = np.arange(6, dtype=np.float32).reshape(2, 3) / 5
-    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
-    w = sw.tensor(w0, carrier=carrier)
-    x = sw.tensor(x0, carrier=carrier)
+    w0, x0, w, x = _weight_and_input(carrier)
     first = x @ sw.transpose(w)
     second = (x * 2.0) @ sw.transpose(w)
     (sw.sum(first * first) + sw.sum(second)).backward()

@@ -195,7 +195,7 @@ class Traversal:
                     gradient = self.settle(result, gradient)
                     observed = True
                 if len(inputs) != 1 or inputs[0]._raw is None:  # else: no carrier, nothing written
-                    check_versions(node, inputs)
+                    node._check_versions()
                 wanted = None
                 if prune and node.builtin:
                     # Functional grad: a leaf nobody asked for needs no cotangent.
@@ -386,18 +386,6 @@ class Traversal:
             value = detached_batched(tensor, total, self.owned(total), self.batch)
         _GRADIENTS[id(value)] = value
         return value
-
-
-def check_versions(node: Any, inputs: tuple) -> None:
-    """``node._check_versions()``, with the common case (one unwatched input carrier, unchanged) inline."""
-    if len(inputs) == 1:
-        if inputs[0]._raw is not None:
-            return  # no carrier object was ever made for it, so nothing wrote to it
-        carrier = inputs[0]._carriers[0]
-        versions = node._versions
-        if carrier._watch is None and len(versions) == 1 and carrier._version == versions[0]:
-            return
-    node._check_versions()
 
 
 def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_graph: bool,

@@ -17,8 +17,8 @@ from ..layout import Layout, Shape
 from ..operation import allocated, handed_on
 from ..tensor import Tensor
 from ._primitive import Primitive
-from ._support import (BatchUnsupported, broadcast_axes, broadcast_modes, kind_of, leaves_of, operand,
-                       wrap)
+from ._support import (BatchUnsupported, broadcast_axes, broadcast_modes, dense_carrier, kind_of, leaves_of,
+                       operand, wrap)
 
 __all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
@@ -37,14 +37,13 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     kind = kind_of(carrier)
     xp = kind.namespace
     s_layout, s_offset = source._layout, source._offset
-    if view_offset == s_offset and gradient._offset == 0 and gradient._blocks is None \
-            and (gradient._layout is view_layout or gradient._layout == view_layout) \
-            and view_layout.size == s_layout.size and s_layout.is_compact() and view_layout.is_compact():
+    if view_offset == s_offset and view_layout.size == s_layout.size and s_layout.is_compact() \
+            and (gradient._layout is view_layout or gradient._layout == view_layout):
         # A permutation of the source's own storage window (transpose, permute, reshape of a
-        # dense Tensor), and a cotangent stored in the view's layout: its storage, slot for
-        # slot, is the source's cotangent in the source's layout. No zero fill, no scatter.
-        g_carrier = gradient._carriers[0]
-        if g_carrier._size == s_layout.size and kind_of(g_carrier) == kind:
+        # dense Tensor), and a cotangent stored exactly in the view's layout: its storage, slot
+        # for slot, is the source's cotangent in the source's layout. No zero fill, no scatter.
+        g_carrier = dense_carrier(gradient, kind)
+        if g_carrier is not None:
             return handed_on(Tensor._make(g_carrier, s_layout, 0))
     values = operand(gradient, kind)
     lo = min(s_offset, view_offset)
