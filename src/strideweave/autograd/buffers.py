@@ -123,7 +123,13 @@ def accumulated_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
 
 def unit_cotangent(target: Tensor) -> Tensor:
     """Ones in ``target``'s layout, in fresh storage of its carrier's exact class."""
-    return Tensor._make(target._carriers[0].placed(target._layout, 1.0), target._layout, 0)
+    layout = target._layout
+    carrier = target._carriers[0]
+    if layout.size == layout.cosize and layout.is_injective():
+        storage = carrier.fresh(layout.cosize, fill=1.0)  # every slot addressed: no holes to keep zero
+    else:
+        storage = carrier.placed(layout, 1.0)
+    return Tensor._make(storage, layout, 0)
 
 
 # ----- batched cotangents (a prepended batch mode; see ops._support.batched_layout) -------------------

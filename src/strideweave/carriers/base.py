@@ -250,11 +250,13 @@ class Carrier:
         self._init(array, xp, device, dtype)
         return self
 
-    def fresh(self, n, dtype=None):
-        """Zero-filled storage of ``n`` elements of this exact kind (trusted hot path)."""
+    def fresh(self, n, dtype=None, fill=None):
+        """Storage of ``n`` elements of this exact kind, zeros or every one ``fill`` (trusted hot path)."""
         cls = type(self)
-        native = self._native if dtype is None else self._native_dtype_in(self._xp, dtype)
-        return cls._adopt(cls._zeros(self._xp, n, native, self._device), self._xp, self._device, self._kind)
+        xp, device = self._xp, self._device
+        native = self._native if dtype is None else self._native_dtype_in(xp, dtype)
+        array = cls._zeros(xp, n, native, device) if fill is None else cls._full(xp, n, fill, native, device)
+        return cls._adopt(array, xp, device, self._kind)
 
     def placed(self, layout, values):
         """Fresh storage of this kind, ``layout.cosize`` long, holding rev ``values`` at ``layout``.
@@ -335,6 +337,10 @@ class Carrier:
     @classmethod
     def _zeros(cls, xp, n, native, device):
         return xp.zeros(n, dtype=native, device=device)
+
+    @classmethod
+    def _full(cls, xp, n, value, native, device):
+        return xp.full(n, value, dtype=native, device=device)
 
     @classmethod
     def to_numpy(cls, array):

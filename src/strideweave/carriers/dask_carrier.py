@@ -102,6 +102,10 @@ class DaskCarrier(LibraryCarrier):
         return da.zeros(n, dtype=native)
 
     @classmethod
+    def _full(cls, xp, n, value, native, device):
+        return da.full(n, value, dtype=native)
+
+    @classmethod
     def to_numpy(cls, array):
         """Evaluate ``array`` (on the active client, if any) into a NumPy array."""
         return np.asarray(compute_arrays([array])[0])

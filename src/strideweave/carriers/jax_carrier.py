@@ -168,6 +168,10 @@ class JaxCarrier(LibraryCarrier):
         return jnp.zeros(n, dtype=native, device=device)
 
     @classmethod
+    def _full(cls, xp, n, value, native, device):
+        return jnp.full(n, value, dtype=native, device=device)
+
+    @classmethod
     def to_numpy(cls, array):
         import numpy as np
         return np.asarray(array)

@@ -99,6 +99,10 @@ class NumpyCarrier(LibraryCarrier):
         return np.zeros(n, dtype=native)
 
     @classmethod
+    def _full(cls, xp, n, value, native, device):
+        return np.full(n, value, dtype=native)
+
+    @classmethod
     def _native_dtype_in(cls, xp, dtype):
         return _NATIVE[dtype]
 

@@ -107,6 +107,10 @@ class TorchCarrier(LibraryCarrier):
         return torch.zeros(n, dtype=native, device=device)
 
     @classmethod
+    def _full(cls, xp, n, value, native, device):
+        return torch.full((n,), value, dtype=native, device=device)
+
+    @classmethod
     def to_numpy(cls, array):
         return array.detach().cpu().numpy()
 

@@ -504,9 +504,15 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
             if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
-            values = xp.broadcast_to(one, shape)
-            if cls.backend in _EAGER and layout.size > 1 and float(one[0]) == 1.0:
-                _mark_unit(values)
+            if cls.backend in _EAGER and layout.size > 1:
+                value = float(one[0])
+                # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
+                # several times faster than it broadcasts a buffer's value.
+                values = xp.full(shape, value, dtype=one.dtype) if cls.keeps_shape else xp.broadcast_to(one, shape)
+                if value == 1.0:
+                    _mark_unit(values)
+            else:
+                values = xp.broadcast_to(one, shape)
             return wrap(values, layout, kind_of(carrier))
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():
