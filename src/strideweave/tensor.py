@@ -95,7 +95,7 @@ class Tensor:
         tensor._carrier_tuple = (carrier,)
         tensor._layout = layout
         tensor._offset = offset
-        tensor._dtype = carrier.dtype
+        tensor._dtype = carrier._dtype
         tensor._grad = None
         tensor._ctx = None
         tensor._retains_grad = False

@@ -12,36 +12,47 @@ def _values(t):
     return np.asarray(t.numpy(), dtype=np.float64)
 
 
-def test_numpy_host_write_after_forward_is_detected():
-    host = np.array([1.0, 2.0], np.float32)
+# Small buffers are snapshotted as bytes, large ones as an array compared block by block.
+SIZES = pytest.mark.parametrize("n", [2, 70_000], ids=["small", "large"])
+
+
+def _host(n):
+    return np.linspace(1.0, 2.0, n, dtype=np.float32)
+
+
+@SIZES
+def test_numpy_host_write_after_forward_is_detected(n):
+    host = _host(n)
     x = sw.tensor(host)
     loss = sw.sum(x * x)
-    host[0] = 7.0
+    host[-1] = 7.0
     with pytest.raises(RuntimeError, match=IN_PLACE):
         loss.backward()
     assert x.grad is None
 
 
-def test_numpy_host_write_before_forward_is_used():
-    host = np.array([1.0, 2.0], np.float32)
+@SIZES
+def test_numpy_host_write_before_forward_is_used(n):
+    host = _host(n)
     x = sw.tensor(host)
     first = sw.sum(x * x)
     first.backward()
-    host[0] = 7.0                       # after the traversal: a new forward sees the new value
+    host[-1] = 7.0                      # after the traversal: a new forward sees the new value
     x.grad = None
     second = sw.sum(x * x)
     second.backward()
-    np.testing.assert_array_equal(_values(x.grad), [14.0, 4.0])
+    np.testing.assert_array_equal(_values(x.grad), 2.0 * host)
 
 
-def test_numpy_write_between_two_forwards_invalidates_only_the_first():
-    host = np.array([1.0, 2.0], np.float32)
+@SIZES
+def test_numpy_write_between_two_forwards_invalidates_only_the_first(n):
+    host = _host(n)
     x = sw.tensor(host)
     stale = sw.sum(x * x)
-    host[1] = 5.0
+    host[-1] = 5.0
     fresh = sw.sum(x * x)
     fresh.backward()
-    np.testing.assert_array_equal(_values(x.grad), [2.0, 10.0])
+    np.testing.assert_array_equal(_values(x.grad), 2.0 * host)
     with pytest.raises(RuntimeError, match=IN_PLACE):
         stale.backward()
 

@@ -94,15 +94,15 @@ class ContentWatch:
     check before backward and does the same.
     """
 
-    __slots__ = ("version", "values", "verified")
+    __slots__ = ("version", "values", "verified_epoch", "verified_version")
 
     #: bumped at the start of every traversal: within one, a buffer is compared once
     epoch = 0
 
     def __init__(self):
-        self.version = None
+        self.version = None  # the carrier version ``values`` were taken at; None before the first capture
         self.values = None
-        self.verified = None
+        self.verified_epoch = self.verified_version = None
 
     @classmethod
     def begin_traversal(cls):
@@ -110,25 +110,22 @@ class ContentWatch:
 
     def capture(self, carrier):
         with lock_for(carrier):
-            if self.version == carrier._version and self._same(carrier):
-                return
             if self.version == carrier._version:
+                if carrier._equal_values(self.values):
+                    return
                 carrier._version += 1  # written from outside since the last capture
             self.values = carrier._copy_values(self.values)
             self.version = carrier._version
-            self.verified = None
+            self.verified_epoch = None
 
     def verify(self, carrier):
         with lock_for(carrier):
-            stamp = (ContentWatch.epoch, carrier._version)
-            if self.verified == stamp:
+            version = carrier._version
+            if self.verified_epoch == ContentWatch.epoch and self.verified_version == version:
                 return
-            if self.version == carrier._version and not self._same(carrier):
-                carrier._version += 1
-            self.verified = (ContentWatch.epoch, carrier._version)
-
-    def _same(self, carrier):
-        return self.values is not None and carrier._equal_values(self.values)
+            if self.version == version and not carrier._equal_values(self.values):
+                carrier._version = version = version + 1
+            self.verified_epoch, self.verified_version = ContentWatch.epoch, version
 
 
 class Carrier:

@@ -57,17 +57,20 @@ class NumpyCarrier(LibraryCarrier):
         return np.add(into, other, out=into)
 
     def _copy_values(self, into=None):
-        if into is not None and into.shape == self._array.shape:
-            np.copyto(into, self._array)
+        a = self._array
+        if a.nbytes <= _SMALL_COMPARE:
+            return a.tobytes()  # bitwise, in element order; one bytes compare beats a ufunc pass here
+        if into is not None and into.__class__ is not bytes and into.shape == a.shape:
+            np.copyto(into, a)
             return into
-        return self._array.copy()
+        return a.copy()
 
     def _equal_values(self, other):
         a = self._array
+        if other.__class__ is bytes:
+            return a.tobytes() == other
         if not (a.flags.c_contiguous and other.flags.c_contiguous):
             return bool(np.array_equal(a, other, equal_nan=a.dtype.kind == "f"))
-        if a.nbytes <= _SMALL_COMPARE:
-            return a.tobytes() == other.tobytes()  # bitwise; two small copies beat a ufunc pass here
         # Bitwise, through the widest unsigned view the size allows, a block at a
         # time so the comparison's temporaries stay in cache.
         width = 8 if a.nbytes % 8 == 0 else a.itemsize
