@@ -174,14 +174,16 @@ def bcast_numpy(A0, w0):
 # ------------------------------------------------------------------ W5 MLP
 
 
-def mlp_torch(x0, W10, b10, W20):
+def mlp_torch(x0, W10, b10, W20, x_grad=False):
+    """``x_grad=True``: x requires grad as well, as every Float32 leaf does in StrideWeave (like for like)."""
     torch = B.torch()
-    x = torch.from_numpy(x0.copy())
+    x = torch.from_numpy(x0.copy()).requires_grad_(x_grad)
     params = [torch.from_numpy(p.copy()).requires_grad_(True) for p in (W10, b10, W20)]
     W1, b1, W2 = params
+    cleared = params + [x] if x_grad else params
 
     def step():
-        for p in params:
+        for p in cleared:
             p.grad = None
         (torch.tanh(x @ W1.T + b1) @ W2.T).sum().backward()
         return W1.grad, b1.grad, W2.grad

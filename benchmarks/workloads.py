@@ -230,6 +230,21 @@ def w5(quick: bool) -> Workload:
                              ("sw-numpy [C-order]", "torch", 2.0, "C-order <= 2x torch eager")])
 
 
+def w5_pair(quick: bool) -> Workload:
+    """W5 with StrideWeave and torch alone: at this size every contender slows when interleaved with many."""
+    rng = _rng()
+    args = (rng.standard_normal((32, 32)).astype(np.float32),
+            (rng.standard_normal((64, 32)) / 8).astype(np.float32),
+            (rng.standard_normal(64) / 8).astype(np.float32),
+            (rng.standard_normal((1, 64)) / 8).astype(np.float32))
+    c = [("sw-numpy", sw_mlp(*args, "numpy")), ("sw-numpy [C-order]", sw_mlp(*args, "numpy", row_major=True)),
+         ("torch", lambda: A.mlp_torch(*args)), ("torch [x.grad too]", lambda: A.mlp_torch(*args, x_grad=True))]
+    return Workload("W5-pair", "MLP as W5, StrideWeave and torch only (interleaved pairwise)", c,
+                    budget_s=2 if quick else 6, max_repeats=200 if quick else 1000, min_repeats=10,
+                    notes=["Same step as W5 with no other contender in the rotation. `torch [x.grad too]` "
+                           "also differentiates x, as `backward()` does for every Float32 leaf in StrideWeave."])
+
+
 def w6(quick: bool) -> Workload:
     rng = _rng()
     W0 = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
@@ -343,4 +358,4 @@ def w7(quick: bool) -> list[Workload]:
 
 def all_workloads(quick: bool, device: str) -> list:
     """W2 is run separately (one subprocess per contender, see deep.py)."""
-    return [w1(quick), w3(quick, device), w4(quick, device), w5(quick), w6(quick), *w7(quick)]
+    return [w1(quick), w3(quick, device), w4(quick, device), w5(quick), w5_pair(quick), w6(quick), *w7(quick)]
