@@ -233,7 +233,7 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
         fresh = True
     if perm is not None:
         values = xp.permute_dims(values, _inverse(perm))
-    return (values if tuple(values.shape) == leaves else xp.reshape(values, leaves)), fresh
+    return (values if tuple(values.shape) == leaves else reshape_array(values, leaves, xp)), fresh
 
 
 def _dense(layout: Layout) -> bool:
@@ -289,8 +289,25 @@ def result_layout(modes: tuple, tensors: Sequence[Tensor]) -> Layout:
     return Layout.canonical(modes) if chosen is None else chosen
 
 
+#: array class -> whether its own ``reshape`` method matches ``xp.reshape`` (the libraries checked by name)
+_OWN_RESHAPE: dict = {}
+_RESHAPE_LIBRARIES = frozenset({"numpy", "torch", "jax", "jaxlib", "dask"})
+
+
+def reshape_array(values: Any, shape: tuple, xp: Any) -> Any:
+    """``xp.reshape(values, shape)``, through the array's own method where its library has one.
+
+    The namespace wrapper costs several times the reshape itself on small arrays.
+    """
+    cls = values.__class__
+    own = _OWN_RESHAPE.get(cls)
+    if own is None:
+        own = _OWN_RESHAPE[cls] = cls.__module__.split(".")[0] in _RESHAPE_LIBRARIES and hasattr(cls, "reshape")
+    return values.reshape(shape) if own else xp.reshape(values, shape)
+
+
 def reshaped(values: Any, shape: tuple, kind: CarrierKind) -> Any:
-    """``xp.reshape(values, shape)``, through the array's own method where the library has one (no wrapper)."""
+    """``xp.reshape`` on ``kind``, through the arrays' own method where the carrier class says they have one."""
     return values.reshape(shape) if kind[0].native_methods else kind[1].reshape(values, shape)
 
 
@@ -395,7 +412,7 @@ def expand_plan(source: tuple, target: tuple) -> tuple | None:
 def expand(values: Any, source: tuple, target: tuple, xp: Any) -> Any:
     """Reshape a rev array of shape modes ``source`` so it broadcasts against ``target``'s rev array."""
     plan = expand_plan(source, target)
-    return values if plan is None else xp.reshape(values, plan)
+    return values if plan is None else reshape_array(values, plan, xp)
 
 
 @lru_cache(maxsize=4096)
@@ -421,7 +438,7 @@ def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any, batch: int |
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
     if tuple(values.shape) != leaves:
-        values = xp.reshape(values, leaves)
+        values = reshape_array(values, leaves, xp)
     return values
 
 
@@ -497,7 +514,7 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         fresh = False
         if dense and all(extent == 1 for extent in values.shape):
             # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
-            one = xp.reshape(values, (1,))
+            one = reshape_array(values, (1,), xp)
             # Where reshapes copy, broadcast straight to the shape the target's own values were
             # computed in, which is what the operations reading them use.
             shape = (layout.size,)

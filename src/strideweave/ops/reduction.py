@@ -9,7 +9,7 @@ from typing import Any
 from ..layout import Layout
 from ..tensor import Tensor
 from ._primitive import Primitive
-from ._support import dense_carrier, gradient_values, leaves_of, operand, place, wrap
+from ._support import dense_carrier, gradient_values, leaves_of, operand, place, reshaped, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -90,7 +90,7 @@ class _Reduction(Primitive):
         self.saved = (axes, kept_rev, xp.reshape(out, kept_rev) if self.reads_result else None,
                       kept / size if size else 1.0)
         out_layout = Layout.canonical(out_modes)
-        return wrap(xp.reshape(out, out_layout.rev_leaf_shape), out_layout, kind)
+        return wrap(reshaped(out, out_layout.rev_leaf_shape, kind), out_layout, kind)
 
     supports_batched = True
 
@@ -99,7 +99,7 @@ class _Reduction(Primitive):
         axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)
         # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis leads).
-        g = xp.reshape(g, kept_rev if batch is None else (batch,) + kept_rev)
+        g = reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place)
         values = operand(self._inputs[0], self.place) if self.reads_input else None
         return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
 
