@@ -47,3 +47,28 @@ def test_the_flag_dies_with_its_array():
     assert not is_unit(np.ones(4, np.float32))   # a new array, perhaps at the same address
     unit = mark_unit(np.ones(4, np.float32))
     np.testing.assert_array_equal(times(unit, 2.0, np), np.full(4, 2.0))  # a scalar factor is multiplied
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_the_backward_seed_is_known_ones_only_where_arrays_are_immutable(carrier):
+    from strideweave.autograd.buffers import unit_cotangent
+
+    loss = sw.sum(sw.ones(sw.Shape([2, 3]), carrier=carrier))
+    seed = unit_cotangent(loss).carrier
+    np.testing.assert_array_equal(np.asarray(sw.tensor(seed.array).numpy()), [1.0])
+    # A mutable buffer could be written after it was flagged; an immutable one cannot.
+    assert is_unit(seed.dense_values()) is type(seed).immutable_arrays
+
+
+@pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
+def test_a_flagged_reduction_cotangent_is_taken_as_ones_without_reading_it():
+    # The flag stands for the value: an asynchronous backend is not waited on to read it back.
+    # (The array below holds 2.0 under a unit flag, so a read-back would show in the result.)
+    from strideweave.carriers.base import mark_unit
+
+    target = sw.ones(sw.Shape([2, 3]), carrier="jax")
+    kind = kind_of(target.carrier)
+    flagged = mark_unit(kind.namespace.full((1, 1), 2.0, dtype=target.carrier.array.dtype))
+    cotangent = cotangent_for(target, flagged, kind)
+    assert is_unit(cotangent.carrier.dense_values())
+    np.testing.assert_array_equal(cotangent.numpy(), np.ones((2, 3), np.float32))

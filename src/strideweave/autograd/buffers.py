@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..carriers.base import mark_unit
 from ..layout import Layout
 from ..ops._support import batched_layout, broadcast_axes, gradient_layout, kind_of, operand, wrap
 from ..tensor import Tensor
@@ -127,6 +128,10 @@ def unit_cotangent(target: Tensor) -> Tensor:
     carrier = target._carriers[0]
     if layout.size == layout.cosize and layout.is_injective():
         storage = carrier.fresh(layout.cosize, fill=1.0)  # every slot addressed: no holes to keep zero
+        if storage.immutable_arrays:
+            # Known ones, so a full reduction passes them on without reading a value back
+            # (which would wait for the forward pass on an asynchronous backend).
+            mark_unit(storage.dense_values())
     else:
         storage = carrier.placed(layout, 1.0)
     return Tensor._make(storage, layout, 0)

@@ -146,6 +146,8 @@ class Carrier:
     native_methods = False
     #: whether N-D results are kept unflattened (``_adopt_shaped``), for libraries whose reshape copies
     keeps_shape = False
+    #: whether native arrays never change once made, so a flag on one (``mark_unit``) stays true
+    immutable_arrays = False
 
     # ----- construction ---------------------------------------------------
 

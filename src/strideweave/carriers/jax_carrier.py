@@ -89,6 +89,7 @@ class JaxCarrier(LibraryCarrier):
     namespace_name = "jax.numpy"
     array_name = "a jax.Array"
     watches_content = False  # JAX arrays are immutable: nothing can write behind the carrier
+    immutable_arrays = True
 
     @property
     def _array(self):

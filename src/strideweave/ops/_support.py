@@ -522,7 +522,7 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
             if cls.backend in _EAGER and layout.size > 1:
-                value = float(one[0])
+                value = 1.0 if is_unit(values) else float(one[0])
                 # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
                 # several times faster than it broadcasts a buffer's value.
                 values = xp.full(shape, value, dtype=one.dtype) if cls.keeps_shape else xp.broadcast_to(one, shape)

@@ -6,6 +6,7 @@ import operator
 from functools import lru_cache
 from typing import Any
 
+from ..carriers.base import unit_alias
 from ..layout import Layout
 from ..tensor import Tensor
 from ._primitive import Primitive
@@ -99,7 +100,7 @@ class _Reduction(Primitive):
         axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)
         # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis leads).
-        g = reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place)
+        g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place))
         values = operand(self._inputs[0], self.place) if self.reads_input else None
         return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
 
