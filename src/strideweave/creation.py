@@ -27,16 +27,16 @@ def _shape_modes(shape: Any) -> tuple:
 
 
 def _python_values(data: Any, dtype: SimpleDType | None) -> tuple[np.ndarray, SimpleDType]:
-    """NumPy array and dtype for nested Python lists / scalars (floats -> Float32, ints -> Int32)."""
+    """NumPy array and dtype for nested Python lists / scalars (floats -> Float32, ints -> Int32, complex -> Complex64)."""
     try:
         host = np.asarray(data)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cannot build a Tensor from {data!r}: {exc}") from None
-    if host.dtype == object or host.dtype.kind not in "biuf":
+    if host.dtype == object or host.dtype.kind not in "biufc":
         raise TypeError(f"Tensor data must be numbers, bools or native arrays, got {data!r}")
     if dtype is None:
-        dtype = DType.Bool if host.dtype.kind == "b" else DType.Float32 if host.dtype.kind == "f" else DType.Int32
-        if host.dtype.name in _NUMPY_NAMES and not isinstance(data, (list, tuple, int, float, bool)):
+        dtype = {"b": DType.Bool, "f": DType.Float32, "c": DType.Complex64}.get(host.dtype.kind, DType.Int32)
+        if host.dtype.name in _NUMPY_NAMES and not isinstance(data, (list, tuple, int, float, bool, complex)):
             dtype = _NUMPY_NAMES[host.dtype.name]  # a NumPy scalar keeps its dtype
     if not isinstance(dtype, SimpleDType):
         raise TypeError(f"dtype must be a SimpleDType such as DType.Float32, got {dtype!r}")

@@ -316,6 +316,8 @@ def _scalar_fits(value, dtype: SimpleDType) -> bool:
         return dtype.kind in ("float", "complex")
     if isinstance(value, float):
         return dtype.kind in ("float", "complex")
+    if isinstance(value, complex):
+        return dtype.kind == "complex"
     return False
 
 

@@ -9,14 +9,6 @@ import pytest
 
 import strideweave as sw
 import strideweave.array_api as xp
-from strideweave.testing import available_carriers
-
-CARRIERS = available_carriers()
-
-
-@pytest.fixture(params=CARRIERS)
-def carrier(request):
-    return request.param
 
 
 def values(t):

@@ -37,6 +37,7 @@ from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
                                negative, nextafter, not_equal, positive, pow, reciprocal, remainder, round, sign,
                                signbit, sin, sinh, sqrt, square, subtract, tan, tanh, trunc)
 from ..tensor import Tensor
+from ..ops._natural import COMPLEX_ELEMENTWISE as _COMPLEX_ELEMENTWISE
 from ._complex import complex_forward as _complex_forward
 from ._devices import Info, default_int, kind_for_device
 from . import fft, linalg  # noqa: F401  (the extensions are attributes of the namespace)
@@ -611,11 +612,7 @@ def to_device(x, device, /, *, stream=None):
 
 # Complex operands run forward through the carrier's own namespace (no VJP:
 # only Float32 is differentiable); real operands take the differentiable rules.
-_ELEMENTWISE = ("abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cos", "cosh", "divide", "equal",
-                "exp", "expm1", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "multiply",
-                "negative", "not_equal", "positive", "pow", "reciprocal", "sign", "sin", "sinh", "sqrt", "square",
-                "subtract", "tan", "tanh", "round")
-for _name in _ELEMENTWISE:
+for _name in sorted(_COMPLEX_ELEMENTWISE):
     globals()[_name] = _complex_forward.wrap(_name, globals()[_name])
 
 from ._methods import attach as _attach  # noqa: E402  (the methods use the functions above)

@@ -10,24 +10,17 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..ops._natural import wrap_natural
+from ..ops._natural import complex_forward as _forward, is_complex_operand as _is_complex
 from ..tensor import Tensor
 
 __all__ = ["complex_forward"]
-
-
-def _is_complex(value: Any) -> bool:
-    return isinstance(value, complex) or (isinstance(value, Tensor) and value.dtype.kind == "complex")
 
 
 class _ComplexForward:
     """``complex_forward(name, *args)`` runs ``xp.<name>``; ``.wrap(name, fn)`` routes complex calls there."""
 
     def __call__(self, name: str, *args: Any, **kwargs: Any) -> Tensor:
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        kind = tensors[0]._carriers[0].kind
-        natives = [a.to_array() if isinstance(a, Tensor) else a for a in args]
-        return wrap_natural(getattr(kind.namespace, name)(*natives, **kwargs), kind)
+        return _forward(name, *args, **kwargs)
 
     def wrap(self, name: str, fn: Callable) -> Callable:
         @functools.wraps(fn)

@@ -95,7 +95,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         return
     if isinstance(value, Tensor):
         host_value = value.numpy()
-    elif isinstance(value, (bool, int, float)):
+    elif isinstance(value, (bool, int, float, complex)):
         host_value = value
     else:
         raise TypeError(f"cannot assign {type(value).__name__} {value!r}; expected a Tensor or a Python scalar")

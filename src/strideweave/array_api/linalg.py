@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ops.linalg_ext import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm, matrix_power,
-                              matrix_rank, outer, pinv, qr, slogdet, solve, svd, svdvals, trace, vector_norm)
+                              matrix_rank, outer, pinv, qr, slogdet, solve, svd, svdvals, vector_norm)
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
@@ -38,3 +38,10 @@ def vecdot(x1, x2, /, *, axis=-1):
     from ..ops.arrays import vecdot as _vd
 
     return _vd(x1, x2, axis=axis)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Sum along diagonal ``offset`` of the last two axes, accumulated as the namespace's ``sum`` does."""
+    from . import sum as _sum
+
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)

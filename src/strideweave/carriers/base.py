@@ -41,7 +41,7 @@ from . import _indexing
 __all__ = ["Carrier"]
 
 _CACHE_LIMIT = 16  # native index arrays kept per carrier
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
 
 
 def _checked_offset(carrier, layout, offset):
@@ -571,7 +571,7 @@ class Carrier:
             if not _scalar_fits(values, self._dtype):
                 raise TypeError(
                     f"{what}: Python scalar {values!r} does not fit a {self._dtype!r} carrier "
-                    f"(Array API rules: bool->Bool, int->integer or floating, float->floating)"
+                    f"(Array API rules: bool->Bool, int->integer or floating, float->floating, complex->complex)"
                 )
             return values
         vals = self._as_native(values)

@@ -622,7 +622,12 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False, options=None) -> Ten
 # ----- vecdot --------------------------------------------------------------------------------------
 
 def _vecdot_forward(xp, a, b, *, axis):
-    return xp.sum(a * b, axis=axis), None
+    if xp.isdtype(a.dtype, "complex floating"):
+        a = xp.conj(a)  # the standard conjugates the first argument
+    products = a * b
+    out = xp.sum(products, axis=axis)
+    # The result has the operands' promoted dtype, not the wider one ``sum`` accumulates integers in.
+    return (out if out.dtype == products.dtype else xp.astype(out, products.dtype)), None
 
 
 def _vecdot_vjp(xp, g, kept, a, b, *, axis):

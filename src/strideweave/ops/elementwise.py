@@ -17,6 +17,7 @@ from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
+from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive
 from ._support import (MixedBlocks, as_array_like, broadcast_modes, dense_carrier, expand, flat_operand,
                        flat_gradient, from_storage, gradient_values, operand, place, result_layout,
@@ -468,6 +469,10 @@ def _no_gradient_flat(self, g):
     return (None,) * len(self._inputs), (False,) * len(self._inputs)
 
 
+#: op names the standard spells differently
+_NAMESPACE_NAMES = {"power": "pow"}
+
+
 def _class_name(name: str) -> str:
     return "".join(part.title() for part in name.split("_"))
 
@@ -490,12 +495,15 @@ def _unary(name, forward, vjp, reads, dtypes, doc):
     op_class = type(_class_name(name), (_Unary,), attrs)
 
     float_operand = dtypes is None or "float" in _KINDS[dtypes]
+    complex_defined = name in COMPLEX_ELEMENTWISE
 
     def unary(x, *, options=None) -> Tensor:
         if options is None and float_operand and isinstance(x, Tensor) and x._dtype is _FLOAT32:
             result = op_class.on_flat(x)
             if result is not None:
                 return result
+        if complex_defined and _complex(x):
+            return complex_forward(name, x)
         _check_dtype(name, dtypes, x)
         try:
             return op_class()(x, options=options)
@@ -522,6 +530,8 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
     op_class = type(_class_name(name), (_Binary,), attrs)
 
     float_operands = dtypes is None or "float" in _KINDS[dtypes]
+    namespace_name = _NAMESPACE_NAMES.get(name, name)
+    complex_defined = namespace_name in COMPLEX_ELEMENTWISE
 
     def binary(a, b, *, options=None) -> Tensor:
         if options is None and float_operands:
@@ -533,6 +543,8 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
                 result = op_class.with_scalar(b, a, 0)
                 if result is not None:
                     return result
+        if complex_defined and (_complex(a) or _complex(b)):
+            return complex_forward(namespace_name, a, b)
         if dtypes is not None:
             _check_dtype(name, dtypes, a, b)
         try:

@@ -26,6 +26,10 @@ def write(target: Tensor, value: Any, add: bool) -> None:
     modes = layout.shape.modes
     if isinstance(value, (bool, int, float)):
         values = scalar_operand(value, target._dtype, "in-place write")
+    elif isinstance(value, complex):
+        if target._dtype.kind != "complex":
+            raise TypeError(f"cannot write the complex value {value!r} into a Tensor of dtype {target._dtype!r}")
+        values = value
     else:
         if not isinstance(value, Tensor):
             from ..creation import tensor

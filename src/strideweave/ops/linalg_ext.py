@@ -18,7 +18,7 @@ from collections import namedtuple
 
 from ..tensor import Tensor
 from ._natural import natural_op, packed_op, unpack
-from .arrays import _axes, _c_reshape, _float_only, _run, _sum_to, _tensor
+from .arrays import _axes, _c_reshape, _run, _sum_to, _tensor
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank",
@@ -39,18 +39,25 @@ def _device(a):
     return getattr(a, "device", None)
 
 
+_NUMERIC = ("int", "uint", "float", "complex")
+#: Real and complex floating dtypes; complex inputs are computed forward only (only Float32 is differentiable).
+_FLOATING = ("float", "complex")
+
+
 def _square(x: Tensor, name: str) -> Tensor:
-    x = _tensor(x, name)
-    _float_only(x, name)
+    x = _matrices(x, name)
     shape = tuple(x._layout.mode_sizes)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"{name} expects a stack of square matrices (..., M, M), got shape {shape}")
     return x
 
 
-def _matrices(x: Tensor, name: str) -> Tensor:
+def _matrices(x: Tensor, name: str, kinds: tuple | None = _FLOATING) -> Tensor:
+    """``x`` as a Tensor holding a stack of matrices of one of the dtype ``kinds`` (None: any)."""
     x = _tensor(x, name)
-    _float_only(x, name)
+    if kinds is not None and x._dtype.kind not in kinds:
+        expected = "a floating-point Tensor (real or complex)" if kinds == _FLOATING else "a numeric Tensor"
+        raise TypeError(f"{name} expects {expected}, got dtype {x._dtype!r}")
     if len(x._layout.mode_sizes) < 2:
         raise ValueError(f"{name} expects a stack of matrices (..., M, N), got shape {tuple(x._layout.mode_sizes)}")
     return x
@@ -100,7 +107,8 @@ def solve(x1, x2, /, *, options=None) -> Tensor:
     """Solve ``x1 @ x = x2`` (``x2`` a stack of matrices, or one vector when 1-D); VJPs through ``x1^-T``."""
     x1 = _square(x1, "solve")
     x2 = _tensor(x2, "solve")
-    _float_only(x2, "solve")
+    if x2._dtype.kind not in _FLOATING:
+        raise TypeError(f"solve expects x2 of a floating dtype, got dtype {x2._dtype!r}")
     s1, s2 = tuple(x1._layout.mode_sizes), tuple(x2._layout.mode_sizes)
     vector = len(s2) == 1
     if s2[-1 if vector else -2] != s1[-1]:
@@ -139,6 +147,13 @@ _Slogdet = packed_op("slogdet", _slogdet_forward, _slogdet_vjp)
 
 
 def _packed(op_class, tensors, options, **params):
+    if any(t._dtype.kind == "complex" for t in tensors):
+        # Never differentiable, so no node carries the outputs; packing them into one buffer
+        # would also make the real ones (singular values, log-determinants) complex.
+        from .arrays import _forward_only
+
+        return _forward_only(lambda xp, *arrays: tuple(op_class.outputs_rule(xp, *arrays, **params)[0]), *tensors,
+                             options=options)
     op = op_class()
     packed = op(*tensors, params=params, options=options)
     return unpack(packed, op.saved[1][0])
@@ -153,7 +168,10 @@ def slogdet(x, /, *, options=None) -> SlogdetResult:
 
 def _cholesky_forward(xp, a, *, upper):
     low = xp.linalg.cholesky(a)
-    return (_mT(xp, low) if upper else low), low
+    if not upper:
+        return low, low
+    high = _mT(xp, low)
+    return (xp.conj(high) if xp.isdtype(a.dtype, "complex floating") else high), low  # U = L^H
 
 
 def _cholesky_vjp(xp, g, low, *, upper):
@@ -351,7 +369,8 @@ _VectorNorm = natural_op("vector_norm", _vector_norm_forward, _vector_norm_vjp, 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, options=None) -> Tensor:
     """The ``ord``-norm over ``axis`` (None: all elements); at a zero norm the gradient is zero."""
     x = _tensor(x, "vector_norm")
-    _float_only(x, "vector_norm")
+    if x._dtype.kind not in _FLOATING:
+        raise TypeError(f"vector_norm expects a floating-point Tensor, got dtype {x._dtype!r}")
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"vector_norm: ord must be a number, got {ord!r}")
     axes = _axes(axis, len(x._layout.mode_sizes), "vector_norm")
@@ -413,7 +432,7 @@ _Trace = natural_op("trace", _trace_forward, _trace_vjp, reads_inputs=False)
 
 def trace(x, /, *, offset=0, dtype=None, options=None) -> Tensor:
     """Sum along diagonal ``offset`` of the last two axes."""
-    x = _matrices(x, "trace")
+    x = _matrices(x, "trace", _NUMERIC)
     if dtype is not None and dtype is not x._dtype:
         from .manipulation import astype
 
@@ -440,7 +459,7 @@ _Diagonal = natural_op("diagonal", _diagonal_forward, _diagonal_vjp, reads_input
 
 def diagonal(x, /, *, offset=0, options=None) -> Tensor:
     """Diagonal ``offset`` of the last two axes (a copy)."""
-    return _run(_Diagonal, (_matrices(x, "diagonal"),), options, offset=operator.index(offset))
+    return _run(_Diagonal, (_matrices(x, "diagonal", None),), options, offset=operator.index(offset))
 
 
 def _cross_vjp(xp, g, kept, a, b, *, axis):
@@ -485,13 +504,36 @@ def matrix_power(x, n, /, *, options=None) -> Tensor:
     return result
 
 
+def _cutoff(xp, a, s, rtol):
+    """Singular values at or below this are dropped: ``rtol`` (default: max(M, N) * eps) times the largest."""
+    if rtol is None:
+        rtol = max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps)
+    elif not isinstance(rtol, float):
+        rtol = rtol[..., None]  # one per matrix of the stack
+    return rtol * xp.max(s, axis=-1, keepdims=True)
+
+
+def _rtol(rtol, x: Tensor, name: str):
+    """``rtol`` as a float, or as a native array on ``x``'s carrier (one value per matrix, broadcast)."""
+    if rtol is None:
+        return None
+    if isinstance(rtol, Tensor):
+        return rtol._carriers[0].kind.namespace.asarray(rtol.to_array())
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
+        raise TypeError(f"{name}: rtol must be a float, an array or None, got {rtol!r}")
+    return float(rtol)
+
+
 def _pinv_forward(xp, a, *, rtol):
     u, s, vh = xp.linalg.svd(a, full_matrices=False)
-    cutoff = (max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps) if rtol is None else rtol) \
-        * xp.max(s, axis=-1, keepdims=True)
+    cutoff = _cutoff(xp, a, s, rtol)
     keep = s > cutoff
     s_inv = xp.where(keep, 1 / xp.where(keep, s, xp.ones_like(s)), xp.zeros_like(s))
-    return (_mT(xp, vh) * s_inv[..., None, :]) @ _mT(xp, u), None
+    v, u_h = _mT(xp, vh), _mT(xp, u)
+    if xp.isdtype(a.dtype, "complex floating"):
+        v, u_h = xp.conj(v), xp.conj(u_h)  # V S^+ U^H: conjugate transposes
+        s_inv = xp.astype(s_inv, a.dtype)
+    return (v * s_inv[..., None, :]) @ u_h, None
 
 
 def _pinv_vjp(xp, g, kept, a, *, rtol):
@@ -509,7 +551,8 @@ _Pinv = natural_op("pinv", _pinv_forward, _pinv_vjp)
 
 def pinv(x, /, *, rtol=None, options=None) -> Tensor:
     """Moore-Penrose pseudo-inverse (singular values below ``rtol * max`` dropped)."""
-    return _run(_Pinv, (_matrices(x, "pinv"),), options, rtol=None if rtol is None else float(rtol))
+    x = _matrices(x, "pinv")
+    return _run(_Pinv, (x,), options, rtol=_rtol(rtol, x, "pinv"))
 
 
 def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
@@ -517,11 +560,10 @@ def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
     from .arrays import _forward_only
 
     x = _matrices(x, "matrix_rank")
+    tolerance = _rtol(rtol, x, "matrix_rank")
 
     def rank(xp, a):
         s = xp.linalg.svdvals(a)
-        tol = (max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps) if rtol is None else rtol) \
-            * xp.max(s, axis=-1, keepdims=True)
-        return xp.count_nonzero(s > tol, axis=-1)
+        return xp.count_nonzero(s > _cutoff(xp, a, s, tolerance), axis=-1)
 
     return _forward_only(rank, x, options=options)

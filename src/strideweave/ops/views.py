@@ -149,6 +149,7 @@ def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
     rank = layout.rank
     if len(key) > rank:
         raise IndexError(f"too many indices: {len(key)} given for a Tensor with {rank} top-level modes")
+    base = offset
     shape_out, stride_out = [], []
     for mode, (shape, stride) in enumerate(zip(layout.shape.modes, layout.stride.modes)):
         k = key[mode] if mode < len(key) else slice(None)
@@ -175,7 +176,10 @@ def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
             offset += index * stride if isinstance(shape, int) else _nested_offset(index, shape, stride)
     if not shape_out:
         return Layout(Shape(1), (1,)), offset
-    return Layout(tuple(shape_out), tuple(stride_out)), offset
+    result = Layout(tuple(shape_out), tuple(stride_out))
+    # An empty result addresses nothing; an index into a mode beside an empty one may point
+    # past the end of (empty) storage, so it stays where the indexed Tensor starts.
+    return result, (base if result.size == 0 else offset)
 
 
 class NotAView(Exception):
