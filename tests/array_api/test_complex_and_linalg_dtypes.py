@@ -97,3 +97,19 @@ def test_indexing_beside_an_empty_mode_gives_an_empty_view(carrier):
     x = xp.zeros((2, 0, 3), device=carrier)
     assert x[1].shape == (0, 3) and values(x[1]).shape == (0, 3)
     assert xp.tensordot(x[1], xp.zeros((3, 2), device=carrier), axes=1).shape == (0, 2)
+
+
+def test_unique_all_on_every_carrier_matches_numpy(carrier):
+    host = np.array([[3.0, 1.0], [3.0, np.nan], [np.nan, 2.0]], np.float32)
+    got = xp.unique_all(xp.asarray(host, device=carrier))
+    want = np.unique_all(host)                 # NaNs are distinct, as the standard asks
+    for part, expected in zip(got, want):
+        np.testing.assert_array_equal(values(part), expected)
+    assert got.inverse_indices.shape == host.shape
+
+
+def test_searchsorted_returns_the_default_index_dtype(carrier):
+    x1 = xp.asarray(np.array([1, 2, 3], np.uint8), device=carrier)
+    out = xp.searchsorted(x1, xp.asarray(np.array([2, 4], np.uint8), device=carrier), side="right")
+    assert values(out).tolist() == [2, 3]
+    assert out.dtype is xp.__array_namespace_info__().default_dtypes(device=carrier)["indexing"]

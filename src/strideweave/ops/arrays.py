@@ -240,8 +240,14 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None, options=None) -> Tensor
     if len(x1._layout.mode_sizes) != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {tuple(x1._layout.mode_sizes)}")
     tensors = (x1, x2) if sorter is None else (x1, x2, _tensor(sorter, "searchsorted"))
-    return _forward_only(lambda xp, a, v, *s: xp.searchsorted(a, v, side=side, sorter=s[0] if s else None),
-                         *tensors, options=options)
+    out = _forward_only(lambda xp, a, v, *s: xp.searchsorted(a, v, side=side, sorter=s[0] if s else None),
+                        *tensors, options=options)
+    index = default_int(kind_of(out._carriers[0]))  # the standard's index dtype (JAX returns int32)
+    if out._dtype is index:
+        return out
+    from .manipulation import astype
+
+    return astype(out, index)
 
 
 def nonzero(x, /, *, options=None) -> tuple[Tensor, ...]:
@@ -266,8 +272,19 @@ UniqueInverse = namedtuple("UniqueInverse", ["values", "inverse_indices"])
 
 def unique_all(x, /, *, options=None) -> UniqueAll:
     """Unique values, first indices, inverse indices and counts (not differentiable)."""
-    return UniqueAll(*_forward_only(lambda xp, a: tuple(xp.unique_all(a)), _tensor(x, "unique_all"),
-                                    options=options))
+    return UniqueAll(*_forward_only(_unique_all, _tensor(x, "unique_all"), options=options))
+
+
+def _unique_all(xp, a):
+    try:
+        return tuple(xp.unique_all(a))
+    except NotImplementedError:
+        # array-api-compat has none for PyTorch (pytorch/pytorch#36748): NumPy's, on the host.
+        import numpy as np
+        from array_api_compat import device, to_device
+
+        host = np.unique_all(np.asarray(to_device(a, "cpu")))
+        return tuple(xp.asarray(part, device=device(a)) for part in host)
 
 
 def unique_counts(x, /, *, options=None) -> UniqueCounts:
