@@ -113,3 +113,9 @@ def test_searchsorted_returns_the_default_index_dtype(carrier):
     out = xp.searchsorted(x1, xp.asarray(np.array([2, 4], np.uint8), device=carrier), side="right")
     assert values(out).tolist() == [2, 3]
     assert out.dtype is xp.__array_namespace_info__().default_dtypes(device=carrier)["indexing"]
+
+
+@pytest.mark.parametrize("ord", [2, 1, float("inf"), float("-inf"), 0])
+def test_vector_norm_of_a_zero_d_array(carrier, ord):
+    norm = xp.linalg.vector_norm(xp.asarray(-3.0, device=carrier), ord=ord)
+    assert norm.shape == () and float(norm) == (1.0 if ord == 0 else 3.0)

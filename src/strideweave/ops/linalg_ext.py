@@ -342,6 +342,10 @@ def qr(x, /, *, mode="reduced", options=None) -> QRResult:
 # ----- norms --------------------------------------------------------------------------------------
 
 def _vector_norm_forward(xp, a, *, axes, keepdims, ord):
+    if a.ndim == 0:
+        # As a one-element vector: array-api-compat's torch norm cannot take a 0-d input with an infinite ord.
+        out = xp.reshape(xp.linalg.vector_norm(xp.reshape(a, (1,)), ord=ord), ())
+        return out, (a, out)
     out = xp.linalg.vector_norm(a, axis=axes, keepdims=True, ord=ord)
     shape = out.shape if keepdims else tuple(n for i, n in enumerate(a.shape) if i not in axes)
     return xp.reshape(out, shape), (a, out)
