@@ -119,3 +119,31 @@ def test_searchsorted_returns_the_default_index_dtype(carrier):
 def test_vector_norm_of_a_zero_d_array(carrier, ord):
     norm = xp.linalg.vector_norm(xp.asarray(-3.0, device=carrier), ord=ord)
     assert norm.shape == () and float(norm) == (1.0 if ord == 0 else 3.0)
+
+
+def test_cumulative_sums_keep_an_explicit_dtype(carrier):
+    x = xp.asarray(np.array([200, 100, 3], np.uint8), device=carrier)
+    wrapped = xp.cumulative_sum(x, dtype=xp.uint8)          # accumulates in uint8, wrapping around
+    assert wrapped.dtype is xp.uint8 and values(wrapped).tolist() == [200, 44, 47]
+    product = xp.cumulative_prod(x, dtype=xp.uint8, include_initial=True)
+    assert product.dtype is xp.uint8 and values(product).tolist() == [1, 200, 32, 96]
+
+
+def test_unique_functions_of_complex_values(carrier):
+    z = xp.asarray(np.array([1j, 2, 1j], np.complex64), device=carrier)
+    counted = xp.unique_counts(z)
+    assert dict(zip(values(counted.values).tolist(), values(counted.counts).tolist())) == {1j: 2, 2: 1}
+    rebuilt = xp.unique_inverse(z)
+    np.testing.assert_array_equal(values(rebuilt.values)[values(rebuilt.inverse_indices)], [1j, 2, 1j])
+    assert sorted(values(xp.unique_values(z)).tolist(), key=abs) == [1j, 2]
+
+
+def test_matmul_and_tensordot_promote_mixed_integer_dtypes(carrier):
+    a = xp.asarray(np.arange(6, dtype=np.int16).reshape(2, 3), device=carrier)
+    b = xp.asarray(np.arange(3, dtype=np.int8).reshape(3, 1), device=carrier)
+    product = a @ b
+    assert product.dtype is xp.int16 and values(product).ravel().tolist() == [5, 14]
+    assert xp.tensordot(a, b, axes=1).dtype is xp.int16
+    w = sw.tensor(np.ones((2, 3), np.float32), carrier=carrier)
+    (w @ sw.tensor(np.arange(3, dtype=np.int32).reshape(3, 1), carrier=carrier)).sum().backward()
+    np.testing.assert_array_equal(values(w.grad), [[0, 1, 2], [0, 1, 2]])

@@ -351,6 +351,14 @@ def scalar_operand(value: Any, dtype, name: str) -> Any:
     return float(scalar) if kind == "float" else int(scalar) if kind in ("int", "uint") else scalar
 
 
+def cast_values(values: Any, dtype, kind: CarrierKind) -> Any:
+    """``values`` (a native array, or a Python scalar) in ``dtype`` on ``kind``."""
+    if not hasattr(values, "dtype"):
+        return float(values) if dtype.kind == "float" else values
+    native = kind[0]._native_dtype_in(kind[1], dtype)
+    return values if values.dtype == native else kind[1].astype(values, native)
+
+
 def as_array_like(value: Any, like: Any, xp: Any) -> Any:
     """A Python scalar as a 0-d array of ``like``'s dtype and device (for functions, not operators)."""
     if isinstance(value, (int, float, bool)):

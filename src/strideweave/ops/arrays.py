@@ -110,7 +110,7 @@ def _take_along(xp, a, indices, axis):
 # ----- cumulative sums and products -------------------------------------------------------------
 
 def _cumsum_forward(xp, a, *, axis, include_initial):
-    out = xp.cumulative_sum(a, axis=axis)
+    out = xp.cumulative_sum(a, axis=axis, dtype=a.dtype)  # the caller cast ``a`` to the accumulation dtype
     if include_initial:
         shape = list(a.shape)
         shape[axis] = 1
@@ -125,7 +125,7 @@ def _cumsum_vjp(xp, g, kept, *, axis, include_initial):
 
 
 def _cumprod_forward(xp, a, *, axis, include_initial):
-    out = xp.cumulative_prod(a, axis=axis)
+    out = xp.cumulative_prod(a, axis=axis, dtype=a.dtype)
     full = out
     if include_initial:
         shape = list(a.shape)
@@ -270,38 +270,44 @@ UniqueCounts = namedtuple("UniqueCounts", ["values", "counts"])
 UniqueInverse = namedtuple("UniqueInverse", ["values", "inverse_indices"])
 
 
+def _unique(name: str):
+    """``xp.<name>`` of a natural array, or NumPy's on the host where the library has none.
+
+    PyTorch has no ``unique_all`` (pytorch/pytorch#36748) and no unique of complex values.
+    """
+    def compute(xp, a):
+        try:
+            out = getattr(xp, name)(a)
+        except NotImplementedError:
+            import numpy as np
+            from array_api_compat import device, to_device
+
+            out = getattr(np, name)(np.asarray(to_device(a, "cpu")))
+            if isinstance(out, tuple):
+                return tuple(xp.asarray(part, device=device(a)) for part in out)
+            return xp.asarray(out, device=device(a))
+        return tuple(out) if isinstance(out, tuple) else out
+    return compute
+
+
 def unique_all(x, /, *, options=None) -> UniqueAll:
     """Unique values, first indices, inverse indices and counts (not differentiable)."""
-    return UniqueAll(*_forward_only(_unique_all, _tensor(x, "unique_all"), options=options))
-
-
-def _unique_all(xp, a):
-    try:
-        return tuple(xp.unique_all(a))
-    except NotImplementedError:
-        # array-api-compat has none for PyTorch (pytorch/pytorch#36748): NumPy's, on the host.
-        import numpy as np
-        from array_api_compat import device, to_device
-
-        host = np.unique_all(np.asarray(to_device(a, "cpu")))
-        return tuple(xp.asarray(part, device=device(a)) for part in host)
+    return UniqueAll(*_forward_only(_unique("unique_all"), _tensor(x, "unique_all"), options=options))
 
 
 def unique_counts(x, /, *, options=None) -> UniqueCounts:
     """Unique values and their counts (not differentiable)."""
-    return UniqueCounts(*_forward_only(lambda xp, a: tuple(xp.unique_counts(a)), _tensor(x, "unique_counts"),
-                                       options=options))
+    return UniqueCounts(*_forward_only(_unique("unique_counts"), _tensor(x, "unique_counts"), options=options))
 
 
 def unique_inverse(x, /, *, options=None) -> UniqueInverse:
     """Unique values and the indices that rebuild ``x`` from them (not differentiable)."""
-    return UniqueInverse(*_forward_only(lambda xp, a: tuple(xp.unique_inverse(a)), _tensor(x, "unique_inverse"),
-                                        options=options))
+    return UniqueInverse(*_forward_only(_unique("unique_inverse"), _tensor(x, "unique_inverse"), options=options))
 
 
 def unique_values(x, /, *, options=None) -> Tensor:
     """The unique values of ``x``, sorted (not differentiable)."""
-    return _forward_only(lambda xp, a: xp.unique_values(a), _tensor(x, "unique_values"), options=options)
+    return _forward_only(_unique("unique_values"), _tensor(x, "unique_values"), options=options)
 
 
 # ----- selecting: take, take_along_axis ------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
 from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive
-from ._support import (MixedBlocks, as_array_like, broadcast_modes, dense_carrier, expand, flat_operand,
+from ._support import (MixedBlocks, as_array_like, broadcast_modes, cast_values, dense_carrier, expand, flat_operand,
                        flat_gradient, from_storage, gradient_values, operand, place, result_layout,
                        scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times,
                        unbroadcast, wrap)
@@ -69,7 +69,7 @@ class _Binary(Primitive):
             raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
         if common is not None:
             self.flat = False  # backward reads the operands promoted, in rev space
-            av, bv = _cast(av, common, kind), _cast(bv, common, kind)
+            av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
         out = self.compute(kind[1], av, bv)
         if self.keeps_result:
             self.saved = (self.saved, out)
@@ -122,7 +122,7 @@ class _Binary(Primitive):
         result = self._result_layout
         if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
             # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
-            return self._promoted_backward(gradient, [_cast(operand(t, kind), _FLOAT32, kind) for t in inputs])
+            return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs])
         if self.flat and gradient._layout is result:
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
             return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
@@ -232,14 +232,6 @@ def _common_dtype(a: Any, b: Any):
         return None  # the common case, decided without the table
     common = result_type(tensor._dtype, scalar)
     return None if common is tensor._dtype else common
-
-
-def _cast(values: Any, dtype, kind) -> Any:
-    """``values`` (a native array, or a Python scalar) in ``dtype`` on ``kind``."""
-    if not hasattr(values, "dtype"):
-        return float(values) if dtype.kind == "float" else values
-    native = kind[0]._native_dtype_in(kind[1], dtype)
-    return values if values.dtype == native else kind[1].astype(values, native)
 
 
 # ----- Unary operations ----------------------------------------------------------------------------

@@ -11,10 +11,11 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+from ..dtypes import result_type
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
 from ._primitive import Primitive
-from ._support import broadcast_modes, gradient_values, mode_operand, operand, place, reshaped, wrap
+from ._support import broadcast_modes, cast_values, gradient_values, mode_operand, operand, place, reshaped, wrap
 
 __all__ = ["matmul", "tensordot"]
 
@@ -22,6 +23,15 @@ __all__ = ["matmul", "tensordot"]
 def _mode_array(tensor: Tensor, kind) -> Any:
     """Natural-order array with one axis per top-level mode."""
     return _modes_view(operand(tensor, kind), tensor._layout, kind.namespace)
+
+
+def _both(read, a: Tensor, b: Tensor, kind) -> tuple[Any, Any]:
+    """``read(a)`` and ``read(b)`` in their promoted dtype (PyTorch's products take one dtype only)."""
+    av, bv = read(a, kind), read(b, kind)
+    if a._dtype is not b._dtype:
+        common = result_type(a._dtype, b._dtype)
+        av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
+    return av, bv
 
 
 def _to_rev(xp, natural: Any) -> Any:
@@ -56,13 +66,14 @@ class Matmul(Primitive):
         if len(a_modes) == 2 and len(b_modes) == 2:
             out_modes = (a_modes[0], b_modes[1])
             # The array's own ``@`` (the standard's __matmul__) skips the namespace wrapper's checks.
-            out = mode_operand(b, kind) @ mode_operand(a, kind)
+            av, bv = _both(mode_operand, a, b, kind)
+            out = bv @ av
         else:
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
             b_batch = b_modes[:-2] if len(b_modes) > 1 else ()
             batch = broadcast_modes(a_batch, b_batch) if a_batch or b_batch else ()
             out_modes = batch + ((a_modes[-2],) if len(a_modes) > 1 else ()) + ((b_modes[-1],) if len(b_modes) > 1 else ())
-            out = _to_rev(xp, xp.matmul(_mode_array(a, kind), _mode_array(b, kind)))
+            out = _to_rev(xp, xp.matmul(*_both(_mode_array, a, b, kind)))
             out_modes = out_modes or (1,)
         return wrap(out, Layout.canonical(out_modes), kind)
 
@@ -76,7 +87,7 @@ class Matmul(Primitive):
             g, batch = gradient_values(self, gradient)
             lead = () if batch is None else (batch,)
             g = reshaped(g, lead + self._result_layout.mode_sizes[::-1], kind)
-            a_rev, b_rev = mode_operand(a, kind), mode_operand(b, kind)
+            a_rev, b_rev = _both(mode_operand, a, b, kind)
             if batch is None:
                 grad_a = b_rev.T @ g if self.wants(0) else None  # 2-D: ``.T`` is the standard's transpose
                 grad_b = g @ a_rev.T if self.wants(1) else None
@@ -93,7 +104,7 @@ class Matmul(Primitive):
                                     (batch, n, a_rev.shape[0]))
             return self.cotangents((xp.reshape(grad_a, lead + a._layout.rev_leaf_shape),
                                     xp.reshape(grad_b, lead + b._layout.rev_leaf_shape)), batch)
-        A, B = _mode_array(a, kind), _mode_array(b, kind)
+        A, B = _both(_mode_array, a, b, kind)
         g, batch = gradient_values(self, gradient)
         lead = () if batch is None else (batch,)
         # Natural mode order, any batch axis first.
@@ -171,7 +182,7 @@ class Tensordot(Primitive):
                 raise ValueError(f"tensordot: mode {i} of shape {a.shape} and mode {j} of shape {b.shape} differ")
         self.place = kind
         self.saved = (ia, ib)
-        out = xp.tensordot(_mode_array(a, kind), _mode_array(b, kind), axes=(list(ia), list(ib)))
+        out = xp.tensordot(*_both(_mode_array, a, b, kind), axes=(list(ia), list(ib)))
         out_modes = tuple(m for i, m in enumerate(a_modes) if i not in ia) + \
             tuple(m for j, m in enumerate(b_modes) if j not in ib)
         return wrap(_to_rev(xp, out), Layout.canonical(out_modes or (1,)), kind)
@@ -181,7 +192,7 @@ class Tensordot(Primitive):
         xp = kind.namespace
         a, b = self._inputs
         ia, ib = self.saved
-        A, B = _mode_array(a, kind), _mode_array(b, kind)
+        A, B = _both(_mode_array, a, b, kind)
         fa = [i for i in range(A.ndim) if i not in ia]
         fb = [j for j in range(B.ndim) if j not in ib]
         g = xp.reshape(_modes_view(operand(gradient, kind), gradient._layout, xp),
