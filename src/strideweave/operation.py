@@ -124,6 +124,24 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
     return seen
 
 
+def _reaches(gradient: Any, mask: Any, node: "Operation") -> bool:
+    """Whether ``gradient`` (a cotangent Tensor, or a flat node's raw buffer) is non-zero anywhere in ``mask``."""
+    import numpy as np
+
+    if not isinstance(gradient, Tensor):
+        kind = node.place
+        gradient = Tensor._from_raw(gradient, node._result_layout, kind, _FLOAT32)
+    values = np.asarray(gradient.numpy()).reshape(mask.shape)
+    return bool(np.any(values[mask] != 0))
+
+
+def result_state(result: Tensor) -> tuple:
+    """The carriers of a node's result and their versions now: a write to them later makes the
+    node's history describe other values, so backward rejects it like a write to a saved input."""
+    carriers = tuple(_unique_carriers((result,)))
+    return carriers, tuple([c._version for c in carriers])
+
+
 def versions_of(inputs: tuple[Tensor, ...]) -> tuple[int, ...]:
     """The versions a node saves for ``inputs``: one per unique carrier, after any content check."""
     if len(inputs) == 1 and inputs[0]._raw is not None:
@@ -150,7 +168,8 @@ class Operation:
     ``autograd_ctx`` when the spec's recording conditions hold.
     """
 
-    __slots__ = ("_inputs", "_versions", "_context", "_released", "_result_layout", "__dict__")
+    __slots__ = ("_inputs", "_versions", "_context", "_released", "_result_layout", "_result_state", "_written",
+                 "__dict__")
     #: True for the library's own operations (``ops``' Primitive): the engine may hand their
     #: backward a shared cotangent and set ``wanted``; a custom backward gets a private copy.
     builtin = False
@@ -159,6 +178,9 @@ class Operation:
     #: Whether ``forward`` may call other operations. Recording is switched off around a
     #: forward that may, so its inner calls leave no graph; one computing natively needs no switch.
     composite = True
+    #: Whether ``backward`` may read the result's values (True unless a class says otherwise):
+    #: only a node that does not can keep its history across writes into its result (``note_write``).
+    reads_result = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
         # Initialised here rather than in __init__ so subclasses may define
@@ -169,6 +191,11 @@ class Operation:
         self._context: dict | None = None
         self._released = False
         self._result_layout = None
+        # (carriers, versions) of the result's storage when recorded; None while the result
+        # has no carrier object (``Tensor._from_raw``), which nothing can have written to.
+        self._result_state = None
+        # (mask of positions written by ``result[key] = value``, version bumps they made), or None
+        self._written = None
         return self
 
     # -- the two methods a subclass writes -------------------------------------------
@@ -220,6 +247,8 @@ class Operation:
         self._inputs = inputs
         self._result_layout = result._layout
         self._versions = versions_of(inputs)
+        if result._raw is None:
+            self._result_state = result_state(result)
         result._ctx = self
         return result
 
@@ -249,12 +278,28 @@ class Operation:
         self._inputs = ()
         self._versions = ()
         self._context = None
+        self._result_state = None
+        self._written = None
         self._released = True
 
-    def _check_versions(self) -> None:
-        """Raise RuntimeError when saved storage was modified after the forward pass."""
+    def note_write(self, mask: Any, bumps: int) -> None:
+        """``result[key] = value`` wrote the ``True`` positions of ``mask`` (natural shape), in ``bumps`` version steps.
+
+        The write is not recorded, so the history describes the old values there;
+        backward accepts it only where no cotangent reaches those positions (then the
+        history is exact), which ``_check_result`` verifies.
+        """
+        if self._written is not None:
+            mask = mask | self._written[0]
+            bumps += self._written[1]
+        self._written = (mask, bumps)
+
+    def _check_versions(self, gradient: Any = None) -> None:
+        """Raise RuntimeError when saved storage, or the result's, was modified after the forward pass."""
         inputs = self._inputs
         versions = self._versions
+        if self._result_state is not None:
+            self._check_result(gradient)
         if len(versions) == 1 and len(inputs) == 1:
             carrier = inputs[0]._carriers[0]
             if carrier._watch is not None:
@@ -274,6 +319,28 @@ class Operation:
                 f"modified after the forward pass (saved versions {self._versions}, current versions "
                 f"{current}); run backward before mutating saved storage"
             )
+
+    def _check_result(self, gradient: Any) -> None:
+        carriers, versions = self._result_state
+        bumps = 0
+        for carrier, version in zip(carriers, versions):
+            if carrier._watch is not None:
+                carrier._watch.verify(carrier)
+            bumps += carrier._version - version
+        if not bumps:
+            return
+        written = self._written
+        if written is not None and written[1] == bumps and gradient is not None:
+            if not _reaches(gradient, written[0], self):
+                return  # every change was a noted write where the cotangent is zero: the history is exact
+            where = "at positions it wrote, where the gradient is not zero"
+        else:
+            where = f"(version {versions} then, {tuple(c._version for c in carriers)} now)"
+        raise RuntimeError(
+            f"in-place modification detected: the result of {type(self).__name__} was modified after the "
+            f"forward pass {where}, so its history no longer describes its values; run backward before "
+            f"mutating it, or compute the new values out of place (x = x + y, xp.where)"
+        )
 
     def __repr__(self) -> str:
         state = "released" if self._released else f"{len(self._inputs)} saved inputs"

@@ -141,6 +141,10 @@ class Tensor:
                 carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
                 self._carrier_tuple = carriers
                 self._raw = None
+                node = self._ctx
+                if node is not None and not node._released:
+                    # From now on the buffer can be written: the node checks it was not (Operation._check_result).
+                    node._result_state = (carriers, (0,))
         return carriers
 
     def __reduce_ex__(self, protocol: int) -> Any:

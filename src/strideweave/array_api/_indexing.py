@@ -85,10 +85,39 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value``: writes through to ``x``'s storage and bumps its version."""
+    """``x[key] = value``: writes through to ``x``'s storage and bumps its version.
+
+    A key that selects nothing (an all-False mask, an empty slice) writes nothing,
+    so it changes no version: graphs recorded before it stay valid. The write is
+    not recorded; when ``x`` is the result of a node whose backward does not read
+    it, the node notes the positions (``Operation.note_write``) and backward
+    accepts the write only where no cotangent reaches them.
+    """
     shape = x._layout.mode_sizes
     parts = _host_key(key, shape)
-    _result_shape(parts, shape)
+    selected = _result_shape(parts, shape)
+    if 0 in selected:
+        value_shape = value.shape if isinstance(value, Tensor) else ()
+        try:
+            np.broadcast_shapes(tuple(value_shape), tuple(selected))
+        except ValueError:
+            raise ValueError(f"cannot assign a value of shape {tuple(value_shape)} to x[{key!r}] "
+                             f"(it selects shape {tuple(selected)})") from None
+        return
+    node = x._ctx
+    if node is None or node._released or type(node).reads_result:
+        _write_item(x, parts, key, value)
+        return
+    carriers = x._carriers
+    before = sum(c._version for c in carriers)
+    _write_item(x, parts, key, value)
+    mask = np.zeros(tuple(shape), dtype=bool)
+    mask[parts] = True
+    node.note_write(mask, sum(c._version for c in carriers) - before)
+
+
+def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
+    shape = x._layout.mode_sizes
     if _is_basic(parts) and 0 < len(parts) <= len(shape):
         # A view's window: one write through the layout (nested modes included).
         _view_setitem(x, parts if len(parts) > 1 else parts[0], value)

@@ -73,6 +73,8 @@ class Primitive(Operation):
         node._context = None
         node._released = False
         node._result_layout = layout
+        node._result_state = None  # the result has no carrier yet (see Tensor._materialize)
+        node._written = None
         node.place = kind
         node.saved = saved
         node.wanted = None
@@ -108,6 +110,8 @@ class Primitive(Operation):
         self._inputs = ()
         self._versions = ()
         self._context = None
+        self._result_state = None
+        self._written = None
         self._released = True
         self.place = None
         self.saved = None

@@ -479,6 +479,7 @@ def _check_dtype(name: str, category: str | None, *operands) -> None:
 
 def _unary(name, forward, vjp, reads, dtypes, doc):
     attrs = {"__slots__": (), "compute": staticmethod(forward), "keeps_result": "out" in reads,
+             "reads_result": "out" in reads,
              "needs_input": "x" in reads}
     if vjp is None:
         attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
@@ -514,6 +515,7 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
                 None if vjp_b is None else vjp_b(xp, g, a, b, out))
 
     attrs = {"__slots__": (), "compute": staticmethod(forward), "keeps_result": keeps_result,
+             "reads_result": keeps_result,
              "scalar_vjp_reads_tensor": reads_tensor, "vjp": both,
              "vjp_first": staticmethod(vjp_a or (lambda *args: None)),
              "vjp_second": staticmethod(vjp_b or (lambda *args: None))}

@@ -51,6 +51,7 @@ class Matmul(Primitive):
 
     __slots__ = ()
     composite = False  # forward computes natively, calling no other operation
+    reads_result = False
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):
@@ -169,6 +170,7 @@ class Tensordot(Primitive):
     """Contract the given top-level modes; ``saved`` holds the contracted mode pairs."""
 
     __slots__ = ()
+    reads_result = False
 
     def forward(self, a: Any, b: Any, *, modes: Any = 2, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):

@@ -261,6 +261,7 @@ class Copy(Primitive):
     """Identity into fresh canonical storage."""
 
     __slots__ = ()
+    reads_result = False
 
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):

@@ -1,0 +1,87 @@
+"""Writes into an operation's result: backward refuses them unless the history is still exact there."""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+import strideweave.array_api as xp
+
+IN_PLACE = "in-place modification"
+
+
+def _x(carrier):
+    return sw.tensor(np.array([0.5, 1.0, 2.0], np.float32), carrier=carrier)
+
+
+def _values(t):
+    return np.asarray(t.numpy(), dtype=np.float64)
+
+
+@pytest.mark.parametrize("write", [
+    lambda z: z.__setitem__(0, 100.0),
+    lambda z: z.fill_(3.0),
+    lambda z: z.copy_(sw.tensor(np.ones(3, np.float32), carrier=z.carrier.kind)),
+    lambda z: z[0:2].__setitem__(0, 5.0),          # through a view of the result
+], ids=["setitem", "fill_", "copy_", "through a view"])
+def test_a_write_into_a_result_fails_backward_instead_of_using_stale_history(carrier, write):
+    x = _x(carrier)
+    z = sw.exp(x)                       # exp's backward reads its result
+    write(z)
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        z.sum().backward()
+    assert x.grad is None               # all or nothing: no .grad written
+
+
+def test_a_write_through_a_native_view_of_a_result_is_detected():
+    x = _x("numpy")
+    z = sw.exp(x)
+    native = z.to_array()
+    if not np.shares_memory(native, z.carrier.array):
+        pytest.skip("to_array copied")
+    native[0] = 9.0
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        z.sum().backward()
+
+
+def test_a_write_where_the_cotangent_is_zero_keeps_an_exact_history(carrier):
+    x = _x(carrier)
+    y = x * 2.0                          # multiply's backward does not read its result
+    y[0] = 5.0
+    weights = sw.tensor(np.array([0.0, 1.0, 3.0], np.float32), carrier=carrier)
+    (y * weights).sum().backward()       # no cotangent reaches position 0
+    np.testing.assert_array_equal(_values(x.grad), [0.0, 2.0, 6.0])
+
+
+def test_a_write_where_the_cotangent_is_not_zero_fails(carrier):
+    x = _x(carrier)
+    y = x * 2.0
+    y[0] = 5.0
+    with pytest.raises(RuntimeError, match="positions it wrote"):
+        y.sum().backward()
+    assert x.grad is None
+
+
+def test_a_key_that_selects_nothing_writes_nothing(carrier):
+    x = _x(carrier)
+    y = x * 2.0
+    version = y.carrier.version
+    y[y > 100.0] = 0.0
+    assert y.carrier.version == version
+    y.sum().backward()
+    np.testing.assert_array_equal(_values(x.grad), [2.0, 2.0, 2.0])
+
+
+def test_array_api_extra_at_either_differentiates_exactly_or_refuses(carrier):
+    xpx = pytest.importorskip("array_api_extra")
+    values = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    x = sw.tensor(values, carrier=carrier)
+    y = xpx.at(x)[1, :].set(0.0, copy=True)    # the cotangent of sum(y * m) is m, zero on row 1 here
+    mask = np.ones((3, 4), np.float32)
+    mask[1] = 0.0
+    xp.sum(y * xp.asarray(mask, device=carrier)).backward()
+    np.testing.assert_array_equal(_values(x.grad), mask)
+    x = sw.tensor(values, carrier=carrier)
+    y = xpx.at(x)[x > 0].multiply(2.0, copy=True)
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        xp.sum(y * y).backward()        # stale history would give half the true gradient there
+    assert x.grad is None
