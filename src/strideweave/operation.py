@@ -128,9 +128,8 @@ def _reaches(gradient: Any, mask: Any, node: "Operation") -> bool:
     """Whether ``gradient`` (a cotangent Tensor, or a flat node's raw buffer) is non-zero anywhere in ``mask``."""
     import numpy as np
 
-    if not isinstance(gradient, Tensor):
-        kind = node.place
-        gradient = Tensor._from_raw(gradient, node._result_layout, kind, _FLOAT32)
+    if not isinstance(gradient, Tensor):  # a raw buffer in the result's storage order, on its carrier's kind
+        gradient = Tensor._from_raw(gradient, node._result_layout, node._result_state[0][0].kind, _FLOAT32)
     values = np.asarray(gradient.numpy()).reshape(mask.shape)
     return bool(np.any(values[mask] != 0))
 

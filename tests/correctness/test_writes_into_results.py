@@ -85,3 +85,58 @@ def test_array_api_extra_at_either_differentiates_exactly_or_refuses(carrier):
     with pytest.raises(RuntimeError, match=IN_PLACE):
         xp.sum(y * y).backward()        # stale history would give half the true gradient there
     assert x.grad is None
+
+
+# ----- writes of differentiable values into a leaf are recorded -------------------------------------
+
+def _build(m, x):
+    out = m.zeros((3, 6), dtype=m.float32)
+    out[:, 1:5] = x * 2.0               # a differentiable value into a fresh array
+    out[0, :] = x[0, 0]                  # broadcast over part of the first write, which then holds less
+    out[2, 2] = 7.0                      # a constant: nothing flows there
+    out[out > 100.0] = 1.0               # selects nothing
+    return out
+
+
+def test_fill_then_write_differentiates_like_torch(carrier):
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    values = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    x = sw.tensor(values, carrier=carrier)
+    y = _build(xp, x)
+    assert type(y.autograd_ctx).__name__ == "_WrittenValue"
+    xp.sum(y * y).backward()
+    t = torch.tensor(values, requires_grad=True)
+    (_build(torch_xp, t) ** 2).sum().backward()
+    np.testing.assert_allclose(_values(x.grad), t.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_library_code_that_fills_then_writes_differentiates(carrier):
+    xpx = pytest.importorskip("array_api_extra")
+    values = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    x = sw.tensor(values, carrier=carrier)
+    xp.sum(xpx.pad(x, 1, xp=xp) ** 2).backward()          # a fresh array, then x written into it
+    np.testing.assert_allclose(_values(x.grad), 2 * values, rtol=1e-6)
+    x = sw.tensor(values, carrier=carrier)
+    xp.sum(xpx.apply_where(x > 0, x, lambda a: a * a, fill_value=0.0, xp=xp)).backward()
+    np.testing.assert_allclose(_values(x.grad), np.where(values > 0, 2 * values, 0), rtol=1e-6)
+
+
+def test_a_write_computed_from_its_own_target_stays_unrecorded(carrier):
+    w = sw.tensor(np.array([1.0, 2.0, 3.0], np.float32), carrier=carrier)
+    w[:] = w * 2.0                       # recording would make w its own ancestor
+    assert w.autograd_ctx is None
+    (w * w).sum().backward()
+    np.testing.assert_array_equal(_values(w.grad), [4.0, 8.0, 12.0])
+
+
+def test_a_recorded_write_checks_the_value_it_saved(carrier):
+    x = sw.tensor(np.array([1.0, 2.0], np.float32), carrier=carrier)
+    value = x * 3.0
+    out = xp.zeros(4, device=carrier)
+    out[1:3] = value
+    value[0] = 0.0                       # the saved value changed after the write
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        xp.sum(out).backward()
+    assert x.grad is None

@@ -189,7 +189,8 @@ def test_inplace_ops_are_never_recorded(carrier):
     assert y.autograd_ctx is node  # still the multiply node: nothing recorded
     leaf = sw.tensor([1.0, 2.0], carrier=carrier)
     leaf.add_(leaf)
-    leaf[0:1] = sw.tensor([4.0], carrier=carrier)
+    leaf[0:1] = 4.0                     # a constant into a leaf: nothing to record
+    leaf.copy_(sw.tensor([4.0, 5.0], carrier=carrier))
     assert leaf.autograd_ctx is None and leaf.grad is None
     # The multiply node's history no longer describes y's values: backward refuses it
     # rather than give the gradient of the old values.

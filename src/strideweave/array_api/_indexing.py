@@ -14,15 +14,22 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.mode import _state
 from ..creation import tensor
+from ..dtypes import DType
 from ..layout import Shape
+from ..operation import Operation, result_state, versions_of
 from ..ops import reshape as _sw_reshape
+from ..ops._natural import _to_rev, natural
+from ..ops._support import cotangent_for, kind_of
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem
 from ..ops.views import setitem as _view_setitem
 from ..tensor import Tensor
 
 __all__ = ["getitem", "setitem"]
+
+_FLOAT32 = DType.Float32
 
 
 def _host_key(key: Any, shape: tuple) -> Any:
@@ -105,6 +112,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
                              f"(it selects shape {tuple(selected)})") from None
         return
     node = x._ctx
+    if _recordable(x, value, node):
+        _write_item(x, parts, key, value)
+        _WrittenValue.record(x, value, parts, tuple(selected))
+        return
     if node is None or node._released or type(node).reads_result:
         _write_item(x, parts, key, value)
         return
@@ -114,6 +125,101 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     mask = np.zeros(tuple(shape), dtype=bool)
     mask[parts] = True
     node.note_write(mask, sum(c._version for c in carriers) - before)
+
+
+def _recordable(x: Tensor, value: Any, node: Any) -> bool:
+    """Whether ``x[key] = value`` is recorded: gradients on, a Float32 ``x`` that is a leaf or the result
+    of earlier recorded writes, and a value that is a constant or a Float32 Tensor sharing no storage
+    with ``x`` or an earlier written value (the write would change what the node saved)."""
+    if not _state.enabled or x._dtype is not _FLOAT32:
+        return False
+    if node is not None and (node.__class__ is not _WrittenValue or node._released):
+        return False
+    if not isinstance(value, Tensor):
+        return node is not None  # a constant into a leaf needs no node
+    if value._dtype is not _FLOAT32:
+        return False
+    taken = list(x._carriers) + ([c for t in node._inputs for c in t._carriers] if node is not None else [])
+    return not any(c is t for c in value._carriers for t in taken) and not _reads_storage_of(value, x)
+
+
+def _reads_storage_of(value: Tensor, x: Tensor) -> bool:
+    """Whether ``value``'s history saved ``x``'s storage (``x[:] = 2 * x``): recording the write
+    would make ``x`` its own ancestor, so such a write stays unrecorded."""
+    targets = x._carriers
+    seen: set = set()
+    pending = [value._ctx]
+    while pending:
+        node = pending.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for saved in node._inputs:
+            if saved is x or any(c is t for c in saved._carriers for t in targets):
+                return True
+            pending.append(saved._ctx)
+    return False
+
+
+class _WrittenValue(Operation):
+    """``x[key] = value`` into a leaf ``x``, and the writes after it: ``x`` becomes this node's result.
+
+    The cotangent at the positions each value still holds goes to that value
+    (summed where it was broadcast); positions written with a constant, and
+    ``x``'s values from before the first write (constants of a leaf), pass
+    nothing. So the usual way to build an array in Array API code (fill, then
+    write) differentiates.
+    """
+
+    reads_result = False
+
+    @classmethod
+    def record(cls, x: Tensor, value: Any, parts: tuple, selected: tuple) -> None:
+        node = x._ctx
+        if node is None:
+            node = cls()
+            node._result_layout = x._layout
+            shape = tuple(x._layout.mode_sizes)
+            node.context["owner"] = np.full(shape, -1, dtype=np.int64)  # which write holds each position
+            node.context["writes"] = []
+        owner = node.context["owner"]
+        if isinstance(value, Tensor):
+            index = len(node._inputs)
+            node._inputs = node._inputs + (value,)
+            node._versions = node._versions + versions_of((value,))
+            node.context["writes"].append((np.arange(owner.size, dtype=np.int64).reshape(owner.shape)[parts], selected))
+        else:
+            index = -1
+        owner[parts] = index
+        x._ctx = node
+        node._result_state = result_state(x)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = kind_of(gradient._carriers[0])
+        xp = kind.namespace
+        owner = self.context["owner"].reshape(-1)
+        flat = xp.reshape(natural(gradient, kind), (-1,))
+        grads = []
+        for index, (value, (positions, selected)) in enumerate(zip(self._inputs, self.context["writes"])):
+            positions = positions.reshape(-1)
+            held = owner[positions] == index  # later writes took the others over
+            if not held.any():
+                grads.append(None)
+                continue
+            take_at = np.where(held, positions, 0)
+            picked = xp.take(flat, xp.asarray(np.ascontiguousarray(take_at), device=flat.device), axis=0)
+            if not held.all():
+                picked = xp.where(xp.asarray(held, device=flat.device), picked, xp.zeros_like(picked))
+            picked = xp.reshape(picked, selected)
+            shape = tuple(value._layout.mode_sizes)
+            lead = picked.ndim - len(shape)
+            axes = tuple(range(lead)) + tuple(lead + i for i, extent in enumerate(shape)
+                                              if extent == 1 and picked.shape[lead + i] != 1)
+            if axes:
+                picked = xp.sum(picked, axis=axes, keepdims=True)
+            picked = xp.reshape(picked, shape)
+            grads.append(cotangent_for(value, _to_rev(picked, value, xp), kind))
+        return tuple(grads)
 
 
 def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
