@@ -29,6 +29,7 @@ PROGRAMS = {
     "xpx.sinc": lambda x: xpx.sinc(x),
     "xpx.kron": lambda x: xpx.kron(x, x[:1, :2]),
     "xpx.nanmean": lambda x: xpx.nanmean(x, axis=0),
+    "xpx.pad": lambda x: xpx.pad(x, 1),  # fills a fresh array, then writes x into it
     "scipy.special.softmax": lambda x: scipy.special.softmax(x, axis=1),
     "scipy.special.logsumexp": lambda x: scipy.special.logsumexp(x, axis=1),
     "scipy.stats.zscore": lambda x: scipy.stats.zscore(x, axis=1),
