@@ -140,3 +140,31 @@ def test_a_recorded_write_checks_the_value_it_saved(carrier):
     with pytest.raises(RuntimeError, match=IN_PLACE):
         xp.sum(out).backward()
     assert x.grad is None
+
+
+def test_a_recorded_write_under_functional_retained_and_batched_traversals(carrier):
+    x = sw.tensor(np.array([[0.5, 1.0], [2.0, 3.0]], np.float32), carrier=carrier)
+
+    def build():
+        out = xp.zeros((2, 4), device=carrier)
+        out[:, 1:3] = x * 2.0
+        out[0, 0] = 7.0
+        return out
+
+    want = 8.0 * np.array([[0.5, 1.0], [2.0, 3.0]])            # d/dx sum((2x)^2)
+    loss = xp.sum(build() ** 2)
+    (g,) = sw.grad(loss, [x], sw.ones(loss.shape, carrier=carrier))
+    np.testing.assert_allclose(_values(g), want)
+    assert x.grad is None
+    loss = xp.sum(build() ** 2)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_allclose(_values(x.grad), 2 * want)
+    storage = sw.tensor(np.eye(8, dtype=np.float32).ravel(), carrier=carrier).carrier.array
+    basis = sw.Tensor.from_storage(storage, sw.Layout(sw.Shape([8, 8]), sw.Stride([8, 1])))  # (K, out (8):(1))
+    (jacobian,) = sw.grad(xp.reshape(build(), (8,)), [x], basis, batched=True)
+    rows = _values(jacobian).reshape(8, 4)
+    expected = np.zeros((8, 4))
+    for position, element in ((1, 0), (2, 1), (5, 2), (6, 3)):  # out[i, 1 + j] = 2 x[i, j]
+        expected[position, element] = 2.0
+    np.testing.assert_array_equal(rows, expected)
