@@ -226,3 +226,12 @@ def test_fft_runs_forward_on_the_carrier(carrier):
     out = xp.fft.fft(x)
     np.testing.assert_allclose(values(out), np.fft.fft([1.0, 2.0, 3.0, 4.0]), rtol=1e-5)
     assert type(out.carrier) is type(x.carrier) and out.dtype is xp.complex64
+
+
+@pytest.mark.parametrize("max_version", [None, (0, 0), (1, 0)])
+def test_dunder_dlpack_exports_for_every_requested_version(carrier, max_version):
+    x = xp.asarray([0.0, 1.0, 2.0], device=carrier)
+    kwargs = {} if max_version is None else {"max_version": max_version}
+    capsule = x.__dlpack__(**kwargs)          # JAX exports no version below (0, 5) itself
+    assert type(capsule).__name__ == "PyCapsule"
+    assert values(xp.from_dlpack(x)).tolist() == [0.0, 1.0, 2.0]

@@ -187,4 +187,11 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         native = np.array(native)  # broadcast views are read-only; DLPack cannot flag that
     kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
                                 ("copy", copy)) if v is not None}
-    return native.__dlpack__(**kwargs)
+    try:
+        return native.__dlpack__(**kwargs)
+    except BufferError:
+        # JAX exports no DLPack version below (0, 5); values on the CPU can leave through
+        # NumPy's exporter instead, as a copy (which a caller who forbade copies does not get).
+        if copy is False or isinstance(native, np.ndarray) or native.__dlpack_device__()[0] != 1:
+            raise
+        return np.array(native).__dlpack__(**kwargs)
