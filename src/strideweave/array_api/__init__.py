@@ -26,9 +26,9 @@ from ..layout import Layout, Shape
 from ..ops.arrays import expand_dims as _expand_dims
 from ..ops.arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cumulative_sum, diff,
                           flip, moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, std, take,
-                          take_along_axis, tile, tril, triu, unique_all, unique_counts, unique_inverse,
-                          unique_values, var, vecdot)
+                          take_along_axis, tile, tril, triu, var, vecdot)
 from ..ops.arrays import _c_reshape
+from ..ops.sets import unique_all, unique_counts, unique_inverse, unique_values
 from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
                                bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, ceil, copysign,
                                cos, cosh, divide, equal, exp, expm1, floor, floor_divide, greater, greater_equal,

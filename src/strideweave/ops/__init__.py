@@ -9,8 +9,9 @@ from .elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh
                           sqrt, square, subtract, tan, tanh, trunc)
 from .arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cumulative_sum, diff, expand_dims,
                      flip, moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, std, take, take_along_axis,
-                     tile, tril, triu, unique_all, unique_counts, unique_inverse, unique_values, var, vecdot)
+                     tile, tril, triu, var, vecdot)
 from .linalg import matmul, tensordot
+from .sets import unique_all, unique_counts, unique_inverse, unique_values
 from .linalg_ext import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm, matrix_power, matrix_rank,
                          outer, pinv, qr, slogdet, solve, svd, svdvals, trace, vector_norm)
 from .manipulation import astype, clip, concat, copy, detach, stack, where

@@ -5,14 +5,13 @@ Every function takes the standard's own signature (``axis=``, ``keepdims=``,
 top-level modes. Rules are written on natural arrays (see ``_natural``):
 ``forward(xp, *arrays, **params) -> (out, kept)`` and ``vjp(xp, g, kept,
 *arrays, **params) -> one gradient per input``. Integer results (argsort,
-argmax, searchsorted, nonzero, unique_*, count_nonzero) are computed forward
-only and are never differentiable.
+argmax, searchsorted, nonzero, count_nonzero) are computed forward only and
+are never differentiable. The set functions (``unique_*``) are in ``sets``.
 """
 
 from __future__ import annotations
 
 import operator
-from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
@@ -23,7 +22,7 @@ from ._support import kind_of, place
 
 __all__ = [
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
-    "count_nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values", "take", "take_along_axis",
+    "count_nonzero", "take", "take_along_axis",
     "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu", "diff", "std", "var",
     "vecdot",
 ]
@@ -263,51 +262,6 @@ def count_nonzero(x, /, *, axis=None, keepdims=False, options=None) -> Tensor:
     x = _tensor(x, "count_nonzero")
     axes = _axes(axis, len(x._layout.mode_sizes), "count_nonzero")
     return _forward_only(lambda xp, a: xp.count_nonzero(a, axis=axes, keepdims=keepdims), x, options=options)
-
-
-UniqueAll = namedtuple("UniqueAll", ["values", "indices", "inverse_indices", "counts"])
-UniqueCounts = namedtuple("UniqueCounts", ["values", "counts"])
-UniqueInverse = namedtuple("UniqueInverse", ["values", "inverse_indices"])
-
-
-def _unique(name: str):
-    """``xp.<name>`` of a natural array, or NumPy's on the host where the library has none.
-
-    PyTorch has no ``unique_all`` (pytorch/pytorch#36748) and no unique of complex values.
-    """
-    def compute(xp, a):
-        try:
-            out = getattr(xp, name)(a)
-        except NotImplementedError:
-            import numpy as np
-            from array_api_compat import device, to_device
-
-            out = getattr(np, name)(np.asarray(to_device(a, "cpu")))
-            if isinstance(out, tuple):
-                return tuple(xp.asarray(part, device=device(a)) for part in out)
-            return xp.asarray(out, device=device(a))
-        return tuple(out) if isinstance(out, tuple) else out
-    return compute
-
-
-def unique_all(x, /, *, options=None) -> UniqueAll:
-    """Unique values, first indices, inverse indices and counts (not differentiable)."""
-    return UniqueAll(*_forward_only(_unique("unique_all"), _tensor(x, "unique_all"), options=options))
-
-
-def unique_counts(x, /, *, options=None) -> UniqueCounts:
-    """Unique values and their counts (not differentiable)."""
-    return UniqueCounts(*_forward_only(_unique("unique_counts"), _tensor(x, "unique_counts"), options=options))
-
-
-def unique_inverse(x, /, *, options=None) -> UniqueInverse:
-    """Unique values and the indices that rebuild ``x`` from them (not differentiable)."""
-    return UniqueInverse(*_forward_only(_unique("unique_inverse"), _tensor(x, "unique_inverse"), options=options))
-
-
-def unique_values(x, /, *, options=None) -> Tensor:
-    """The unique values of ``x``, sorted (not differentiable)."""
-    return _forward_only(_unique("unique_values"), _tensor(x, "unique_values"), options=options)
 
 
 # ----- selecting: take, take_along_axis ------------------------------------------------------------
