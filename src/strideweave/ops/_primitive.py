@@ -106,13 +106,7 @@ class Primitive(Operation):
         return wanted is None or wanted[index]
 
     def release(self) -> None:
-        # Operation.release inlined: a traversal releases every node of the graph.
-        self._inputs = ()
-        self._versions = ()
-        self._context = None
-        self._result_state = None
-        self._written = None
-        self._released = True
+        Operation.release(self)
         self.place = None
         self.saved = None
 
