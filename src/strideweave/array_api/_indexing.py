@@ -21,7 +21,7 @@ from ..layout import Shape
 from ..operation import Operation, result_state, versions_of
 from ..ops import reshape as _sw_reshape
 from ..ops._natural import _to_rev, natural
-from ..ops._support import cotangent_for, kind_of
+from ..ops._support import cotangent_for, kind_of, sum_to
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem
 from ..ops.views import setitem as _view_setitem
@@ -70,6 +70,11 @@ def _result_shape(parts: tuple, shape: tuple) -> tuple:
         raise IndexError(f"index {parts!r} does not fit shape {shape}: {exc}") from None
 
 
+def _positions(shape: tuple, parts: tuple) -> np.ndarray:
+    """The flat C-order positions ``parts`` selects in an array of ``shape``, in the selection's shape."""
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)[parts]
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]`` with the Array API's semantics (0-d results for full integer keys)."""
     shape = x._layout.mode_sizes
@@ -82,7 +87,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         if tuple(result._layout.mode_sizes) != out_shape:
             result = _sw_reshape(result, Shape(out_shape))
         return result
-    positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)[parts]
+    positions = _positions(shape, parts)
     flat = _c_reshape(x, (x.size,), None)
     # int32 positions where they fit: JAX carriers have no 64-bit integers by default.
     flat_positions = np.ascontiguousarray(positions.reshape(-1), dtype=np.int32 if x.size < 2**31 else np.int64)
@@ -187,7 +192,7 @@ class _WrittenValue(Operation):
             index = len(node._inputs)
             node._inputs = node._inputs + (value,)
             node._versions = node._versions + versions_of((value,))
-            node.context["writes"].append((np.arange(owner.size, dtype=np.int64).reshape(owner.shape)[parts], selected))
+            node.context["writes"].append((_positions(owner.shape, parts), selected))
         else:
             index = -1
         owner[parts] = index
@@ -210,14 +215,7 @@ class _WrittenValue(Operation):
             picked = xp.take(flat, xp.asarray(np.ascontiguousarray(take_at), device=flat.device), axis=0)
             if not held.all():
                 picked = xp.where(xp.asarray(held, device=flat.device), picked, xp.zeros_like(picked))
-            picked = xp.reshape(picked, selected)
-            shape = tuple(value._layout.mode_sizes)
-            lead = picked.ndim - len(shape)
-            axes = tuple(range(lead)) + tuple(lead + i for i, extent in enumerate(shape)
-                                              if extent == 1 and picked.shape[lead + i] != 1)
-            if axes:
-                picked = xp.sum(picked, axis=axes, keepdims=True)
-            picked = xp.reshape(picked, shape)
+            picked = sum_to(xp, xp.reshape(picked, selected), tuple(value._layout.mode_sizes))
             grads.append(cotangent_for(value, _to_rev(picked, value, xp), kind))
         return tuple(grads)
 

@@ -450,6 +450,19 @@ def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any, batch: int |
     return values
 
 
+def sum_to(xp: Any, values: Any, shape: tuple, lead: tuple = ()) -> Any:
+    """Sum a broadcast gradient back to ``lead + shape``: its extra leading axes and the extent-1 axes
+    of ``shape`` it stretched (``lead``: axes kept in front, a cotangent batch)."""
+    skip = len(lead)
+    extra = values.ndim - skip - len(shape)
+    if extra:
+        values = xp.sum(values, axis=tuple(range(skip, skip + extra)))
+    axes = tuple(skip + i for i, (have, want) in enumerate(zip(values.shape[skip:], shape)) if want == 1 and have != 1)
+    if axes:
+        values = xp.sum(values, axis=axes, keepdims=True)
+    return values
+
+
 def times(g: Any, values: Any, xp: Any) -> Any:
     """``g * values`` for a backward rule, skipping the product when ``g`` is a unit cotangent.
 

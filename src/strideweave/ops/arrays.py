@@ -18,7 +18,7 @@ from ..carriers import transfer
 from ..carriers.registry import default_int
 from ..tensor import Tensor
 from ._natural import natural, natural_op, wrap_natural
-from ._support import kind_of, place
+from ._support import kind_of, place, sum_to as _sum_to
 
 __all__ = [
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
@@ -81,15 +81,6 @@ def _like(xp, values, shape, fill=0):
 def _rev_cumsum(xp, g, axis):
     """sum_{j >= i} g_j along ``axis``: the VJP of a cumulative sum."""
     return xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis)
-
-
-def _sum_to(xp, grad, shape):
-    """Sum a broadcast gradient back to ``shape`` (leading axes and stretched extent-1 axes)."""
-    extra = grad.ndim - len(shape)
-    if extra:
-        grad = xp.sum(grad, axis=tuple(range(extra)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    return xp.sum(grad, axis=stretched, keepdims=True) if stretched else grad
 
 
 def _one_hot(xp, indices, n, dtype):

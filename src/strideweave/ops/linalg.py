@@ -15,7 +15,8 @@ from ..dtypes import result_type
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view
 from ._primitive import Primitive
-from ._support import broadcast_modes, cast_values, gradient_values, mode_operand, operand, place, reshaped, wrap
+from ._support import (broadcast_modes, cast_values, gradient_values, mode_operand, operand, place, reshaped,
+                       sum_to as _sum_to, wrap)
 
 __all__ = ["matmul", "tensordot"]
 
@@ -129,18 +130,6 @@ def _broadcast_batch(a: tuple, b: tuple) -> tuple:
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
     return tuple(x if y == 1 else y for x, y in zip(a, b))
-
-
-def _sum_to(xp, values: Any, shape: tuple, lead: tuple = ()) -> Any:
-    """Sum leading and stretched batch axes so ``values`` has ``lead + shape`` (``lead``: a cotangent batch)."""
-    skip = len(lead)
-    extra = values.ndim - skip - len(shape)
-    if extra:
-        values = xp.sum(values, axis=tuple(range(skip, skip + extra)))
-    axes = tuple(skip + i for i, (have, want) in enumerate(zip(values.shape[skip:], shape)) if want == 1 and have != 1)
-    if axes:
-        values = xp.sum(values, axis=axes, keepdims=True)
-    return values
 
 
 def matmul(a: Tensor, b: Tensor, *, options=None) -> Tensor:

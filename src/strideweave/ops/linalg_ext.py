@@ -18,7 +18,8 @@ from collections import namedtuple
 
 from ..tensor import Tensor
 from ._natural import natural_op, packed_op, unpack
-from .arrays import _axes, _c_reshape, _run, _sum_to, _tensor
+from ._support import sum_to as _sum_to
+from .arrays import _axes, _c_reshape, _run, _tensor
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank",
