@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import operator
 from collections import namedtuple
+from typing import Any
 
 from ..tensor import Tensor
 from ._natural import natural_op, packed_op, unpack
@@ -53,12 +54,18 @@ def _square(x: Tensor, name: str) -> Tensor:
     return x
 
 
-def _matrices(x: Tensor, name: str, kinds: tuple | None = _FLOATING) -> Tensor:
-    """``x`` as a Tensor holding a stack of matrices of one of the dtype ``kinds`` (None: any)."""
+def _of_kinds(x: Any, name: str, kinds: tuple = _FLOATING) -> Tensor:
+    """``x`` as a Tensor whose dtype is one of the ``kinds`` (TypeError naming ``name`` otherwise)."""
     x = _tensor(x, name)
-    if kinds is not None and x._dtype.kind not in kinds:
+    if x._dtype.kind not in kinds:
         expected = "a floating-point Tensor (real or complex)" if kinds == _FLOATING else "a numeric Tensor"
         raise TypeError(f"{name} expects {expected}, got dtype {x._dtype!r}")
+    return x
+
+
+def _matrices(x: Tensor, name: str, kinds: tuple | None = _FLOATING) -> Tensor:
+    """``x`` as a Tensor holding a stack of matrices of one of the dtype ``kinds`` (None: any)."""
+    x = _tensor(x, name) if kinds is None else _of_kinds(x, name, kinds)
     if len(x._layout.mode_sizes) < 2:
         raise ValueError(f"{name} expects a stack of matrices (..., M, N), got shape {tuple(x._layout.mode_sizes)}")
     return x
@@ -107,9 +114,7 @@ _Solve = natural_op("solve", lambda xp, a, b, **shapes: _solve_forward(xp, a, b)
 def solve(x1, x2, /, *, options=None) -> Tensor:
     """Solve ``x1 @ x = x2`` (``x2`` a stack of matrices, or one vector when 1-D); VJPs through ``x1^-T``."""
     x1 = _square(x1, "solve")
-    x2 = _tensor(x2, "solve")
-    if x2._dtype.kind not in _FLOATING:
-        raise TypeError(f"solve expects x2 of a floating dtype, got dtype {x2._dtype!r}")
+    x2 = _of_kinds(x2, "solve (x2)")
     s1, s2 = tuple(x1._layout.mode_sizes), tuple(x2._layout.mode_sizes)
     vector = len(s2) == 1
     if s2[-1 if vector else -2] != s1[-1]:
@@ -373,9 +378,7 @@ _VectorNorm = natural_op("vector_norm", _vector_norm_forward, _vector_norm_vjp, 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, options=None) -> Tensor:
     """The ``ord``-norm over ``axis`` (None: all elements); at a zero norm the gradient is zero."""
-    x = _tensor(x, "vector_norm")
-    if x._dtype.kind not in _FLOATING:
-        raise TypeError(f"vector_norm expects a floating-point Tensor, got dtype {x._dtype!r}")
+    x = _of_kinds(x, "vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"vector_norm: ord must be a number, got {ord!r}")
     axes = _axes(axis, len(x._layout.mode_sizes), "vector_norm")
