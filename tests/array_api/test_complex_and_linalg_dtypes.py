@@ -71,6 +71,8 @@ def test_rtol_may_be_an_array_with_one_value_per_matrix(carrier):
     assert values(xp.linalg.matrix_rank(xp.asarray(a, device=carrier), rtol=rtol)).tolist() == [3, 2]
     pinv = values(xp.linalg.pinv(xp.asarray(a, device=carrier), rtol=rtol))
     np.testing.assert_allclose(np.diagonal(pinv, axis1=-2, axis2=-1), [[0.25, 0.5, 1.0], [0.25, 0.5, 0.0]])
+    elsewhere = xp.asarray(np.array([0.1, 0.4], np.float32), device="numpy")   # moved to x's carrier
+    assert values(xp.linalg.matrix_rank(xp.asarray(a, device=carrier), rtol=elsewhere)).tolist() == [3, 2]
 
 
 def test_trace_and_diagonal_take_any_numeric_dtype(carrier):

@@ -17,9 +17,10 @@ import operator
 from collections import namedtuple
 from typing import Any
 
+from ..carriers import transfer
 from ..tensor import Tensor
 from ._natural import natural_op, packed_op, unpack
-from ._support import sum_to as _sum_to
+from ._support import kind_of, sum_to as _sum_to
 from .arrays import _axes, _c_reshape, _run, _tensor
 
 __all__ = [
@@ -526,7 +527,7 @@ def _rtol(rtol, x: Tensor, name: str):
     if rtol is None:
         return None
     if isinstance(rtol, Tensor):
-        return rtol._carriers[0].kind.namespace.asarray(rtol.to_array())
+        return transfer(rtol.to_array(), kind_of(x._carriers[0]))
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
         raise TypeError(f"{name}: rtol must be a float, an array or None, got {rtol!r}")
     return float(rtol)
