@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     only = {s.strip().upper() for s in args.only.split(",") if s.strip()}
 
     def wanted(wid: str) -> bool:
-        return not only or wid in only or wid.split("-")[0] in only
+        return not only or wid.upper() in only or wid.split("-")[0].upper() in only
 
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
     os.makedirs(args.out, exist_ok=True)

@@ -40,10 +40,44 @@ class Unplaced:
     into its own padded buffer.
     """
 
-    __slots__ = ("values",)
+    __slots__ = ("values", "unit")
 
-    def __init__(self, values: Any) -> None:
+    def __init__(self, values: Any, unit: bool = False) -> None:
         self.values = values
+        # ``values`` is one flagged one (``carriers.base.is_unit``) for a dense Tensor: the
+        # engine may hand a flat node ``Ones`` instead of filling a buffer with them.
+        self.unit = unit
+
+
+class Ones:
+    """The all-ones cotangent of a flat node's result, never filled in memory.
+
+    ``loss.backward()`` seeds a full reduction with one, which it passes on
+    as a one for every element of its input. Where the library has no
+    stride-0 views (JAX) that is a full pass writing memory. The engine hands
+    this instead to a flat node whose VJPs only scale their cotangent
+    (``Primitive.takes_ones``), and ``ops._support.times`` returns the other
+    factor itself. It supports nothing else: any other use fails loudly
+    instead of computing with a wrong value.
+    """
+
+    __slots__ = ("size", "dtype")
+
+    def __init__(self, size: int, dtype: Any) -> None:
+        self.size = size      # elements of the flat buffers of the node
+        self.dtype = dtype    # native dtype of the cotangent
+
+    def times(self, factor: Any, xp: Any) -> Any:
+        """``ones * factor`` as a flat buffer: ``factor`` itself, or filled with a Python scalar."""
+        if not hasattr(factor, "shape"):
+            return xp.full((self.size,), factor, dtype=self.dtype)
+        count = 1
+        for extent in factor.shape:
+            count *= extent
+        if count != self.size:
+            raise RuntimeError(f"a flat node's unit cotangent of {self.size} elements was scaled by an array of "
+                               f"shape {tuple(factor.shape)}; flat operands must match the result's buffer")
+        return factor
 
 
 def claim_allocated(cotangent: Tensor) -> bool:

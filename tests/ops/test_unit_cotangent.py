@@ -72,3 +72,91 @@ def test_a_flagged_reduction_cotangent_is_taken_as_ones_without_reading_it():
     cotangent = cotangent_for(target, flagged, kind)
     assert is_unit(cotangent.carrier.dense_values())
     np.testing.assert_array_equal(cotangent.numpy(), np.ones((2, 3), np.float32))
+
+
+# ----- the unfilled unit cotangent (``operation.Ones``) ---------------------------------------------
+
+ALL_CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch", "jax", "array_api_strict")]
+X0 = np.linspace(-1.5, 2.0, 12, dtype=np.float32).reshape(3, 4)
+
+
+def _leaf(carrier):
+    return sw.tensor(X0.copy(), carrier=carrier)
+
+
+@pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
+def test_a_scaling_node_under_a_full_sum_gets_ones_that_are_never_filled(monkeypatch):
+    from strideweave.operation import Ones
+    from strideweave.ops.elementwise import RULES
+
+    seen = []
+    multiply = RULES["multiply"]
+    original = multiply.backward_flat
+    monkeypatch.setattr(multiply, "backward_flat", lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    x = _leaf("jax")
+    (sw.exp(x) * x).sum().backward()
+    assert seen == [Ones]
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(X0) * (X0 + 1), rtol=1e-6)
+    assert RULES["exp"].takes_ones and not RULES["log"].takes_ones and not RULES["add"].takes_ones
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+@pytest.mark.parametrize("program, expected", [
+    # scaling rules, one of them by a Python scalar (filled with the scalar, not with ones)
+    (lambda x: (sw.exp(x) * x).sum(), lambda x: np.exp(x) * (x + 1)),
+    (lambda x: (x * 3.0).sum(), lambda x: np.full_like(x, 3.0)),
+    (lambda x: (2.0 * sw.tanh(x)).sum(), lambda x: 2 * (1 - np.tanh(x) ** 2)),
+    (lambda x: (sw.sin(x) + sw.abs(x)).sum(), lambda x: np.cos(x) + np.sign(x)),
+    # rules that read their cotangent otherwise get the ones filled
+    (lambda x: sw.log(x * x).sum(), lambda x: 2 / x),
+    (lambda x: (x + x).sum(), lambda x: np.full_like(x, 2.0)),
+    # the sum's input is a leaf: its .grad is the ones themselves
+    (lambda x: x.sum(), lambda x: np.ones_like(x)),
+    # two unit contributions meet before the node runs, or a unit one meets a computed one
+    (lambda x: (lambda z: z.sum() + z.sum())(sw.exp(x)), lambda x: 2 * np.exp(x)),
+    (lambda x: (lambda z: z.sum() + (z * z).sum())(sw.exp(x)), lambda x: np.exp(x) + 2 * np.exp(2 * x)),
+])
+def test_gradients_through_a_unit_reduction_cotangent(carrier, program, expected):
+    x = _leaf(carrier)
+    program(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), expected(X0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+def test_observed_unit_cotangents_are_filled(carrier):
+    x = _leaf(carrier)
+    z = sw.exp(x) * x
+    z.retain_grad()
+    z.sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), np.ones((3, 4), np.float32))
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(X0) * (X0 + 1), rtol=1e-6)
+
+    x = _leaf(carrier)
+    z = sw.exp(x) * x
+    loss = z.sum()
+    gz, gx = sw.grad(loss, [z, x], sw.ones(loss.layout.shape, carrier=carrier))
+    np.testing.assert_array_equal(gz.numpy(), np.ones((3, 4), np.float32))
+    np.testing.assert_allclose(gx.numpy(), np.exp(X0) * (X0 + 1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+def test_a_write_into_a_scaling_result_still_fails_where_the_ones_reach_it(carrier):
+    x = _leaf(carrier)
+    z = x * 2.0
+    z[0, 0] = 5.0
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        z.sum().backward()
+    assert x.grad is None
+
+
+def test_ones_take_only_a_factor_of_their_own_size():
+    from strideweave.operation import Ones
+
+    ones = Ones(4, np.float32)
+    factor = np.arange(4, dtype=np.float32)
+    assert ones.times(factor, np) is factor
+    np.testing.assert_array_equal(ones.times(2.5, np), np.full(4, 2.5, np.float32))
+    with pytest.raises(RuntimeError, match="shape"):
+        ones.times(np.ones(3, np.float32), np)
+    with pytest.raises(TypeError):
+        ones * factor  # noqa: B018 (anything but ``times`` fails)

@@ -26,7 +26,8 @@ from typing import Any
 from .._locks import locked
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
-from ..operation import Unplaced, claim_allocated, claim_handed_on
+from ..operation import Ones, Unplaced, claim_allocated, claim_handed_on
+from ..ops._support import cotangent_for
 from ..tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, add_into, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
@@ -144,8 +145,11 @@ class Traversal:
     def as_tensor(self, tensor: Tensor, buffer: Any, owned: bool) -> Tensor:
         """A raw cotangent buffer (or an ``Unplaced`` total) for ``tensor`` as a Tensor in its layout."""
         if buffer.__class__ is Unplaced:
-            carrier = tensor._carriers[0]
-            cotangent = Tensor._make(carrier.placed(tensor._layout, buffer.values), tensor._layout, 0)
+            if buffer.unit:  # a fill nobody else refers to
+                cotangent = cotangent_for(tensor, buffer.values)
+            else:
+                carrier = tensor._carriers[0]
+                cotangent = Tensor._make(carrier.placed(tensor._layout, buffer.values), tensor._layout, 0)
             owned = True
         else:
             kind = carrier_kind(tensor)
@@ -184,7 +188,12 @@ class Traversal:
             if gradient is not None:
                 result = result_of.pop(key, None)
                 if gradient.__class__ is Unplaced:
-                    gradient = self.as_tensor(result, gradient, True)
+                    if gradient.unit and node.flat and node.takes_ones and node._written is None and (
+                            result is None or not (result._retains_grad or observe_all)):
+                        # Ones nobody observes, for a node that only scales them: never filled.
+                        gradient = Ones(node._result_layout.size, gradient.values.dtype)
+                    else:
+                        gradient = self.as_tensor(result, gradient, True)
                 raw = not isinstance(gradient, Tensor)
                 # A flat node's result is dense, so only a retained or requested one is settled here.
                 observed = False

@@ -38,6 +38,9 @@ class Primitive(Operation):
     #: set by the engine around one backward call: cotangents for Tensors whose layout has
     #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
     defer = False
+    #: whether ``backward_flat`` may be given ``operation.Ones`` for its cotangent: every VJP
+    #: uses it only through ``times`` (elementwise rules built with ``scaling``)
+    takes_ones = False
 
     def __init__(self) -> None:
         self.place = None

@@ -16,7 +16,7 @@ from ..carriers.base import is_unit, mark_unit as _mark_unit, unit_alias as _uni
 from ..dtypes import DType, as_python_scalar, result_type
 from ..layout import Layout
 from ..layout.int_tuple import leaves as _flatten_modes
-from ..operation import Operation, Unplaced, allocated
+from ..operation import Ones, Operation, Unplaced, allocated
 from ..tensor import Tensor
 
 _FLOAT32 = DType.Float32
@@ -468,12 +468,15 @@ def times(g: Any, values: Any, xp: Any) -> Any:
 
     ``loss.backward()`` seeds the traversal with ones, which a full
     reduction passes on as one value for every element (a stride-0 view on
-    NumPy and PyTorch, a materialised array on JAX). Such arrays carry a unit
-    flag (``is_unit``), on every backend alike; multiplying by them would cost
-    a full pass over the data for nothing: the values themselves, broadcast
-    to the cotangent's shape, are the product. Such a view of saved values
-    is never marked as allocated, so the engine never adds into it in place.
+    NumPy and PyTorch; on JAX ``Ones`` for a flat node that takes it, else a
+    filled array). Such arrays carry a unit flag (``is_unit``), on every
+    backend alike; multiplying by them would cost a full pass over the data
+    for nothing: the values themselves, broadcast to the cotangent's shape,
+    are the product. Such a view of saved values is never marked as
+    allocated, so the engine never adds into it in place.
     """
+    if g.__class__ is Ones:
+        return g.times(values, xp)
     if values.__class__ is not float and is_unit(g) and hasattr(values, "shape"):
         return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
     return g * values
@@ -510,7 +513,8 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     result is then marked ``allocated`` unless it broadcasts them, as is a
     result this function placed in new storage itself. With ``defer`` a
     target whose layout has holes gets ``Unplaced(values)`` instead, which
-    the engine places once all contributions are summed.
+    the engine places once all contributions are summed; so does a unit
+    cotangent where broadcasting it would fill memory (``Unplaced.unit``).
     """
     carrier = target._carriers[0]
     cls = carrier.__class__
@@ -543,6 +547,9 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
             if cls.backend in _EAGER and layout.size > 1:
+                if defer and cls.keeps_shape and is_unit(values):
+                    # Filling is a full pass here: the engine fills only if a consumer reads the ones.
+                    return Unplaced(values, unit=True)
                 value = 1.0 if is_unit(values) else float(one[0])
                 # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
                 # several times faster than it broadcasts a buffer's value.

@@ -315,6 +315,16 @@ _KINDS = {
 }
 
 
+def scaling(vjp):
+    """Mark ``vjp`` as one that uses its cotangent only as ``times(g, factor, xp)``.
+
+    A node whose VJPs are all marked takes the unfilled unit cotangent
+    (``Primitive.takes_ones``), which supports nothing but ``times``.
+    """
+    vjp.only_scales = True
+    return vjp
+
+
 def _zero(xp, g, *rest):
     return xp.zeros_like(g)
 
@@ -362,9 +372,9 @@ def _copysign_vjp(xp, g, a, b, out):
 UNARY_RULES = {
     "negative": (lambda xp, x: -x, lambda xp, g, x, y: -g, "", "numeric", "-x"),
     "positive": (lambda xp, x: x * 1, lambda xp, g, x, y: g, "", "numeric", "+x (a copy)"),
-    "abs": (lambda xp, x: xp.abs(x), lambda xp, g, x, y: times(g, xp.sign(x), xp), "x", "numeric",
+    "abs": (lambda xp, x: xp.abs(x), scaling(lambda xp, g, x, y: times(g, xp.sign(x), xp)), "x", "numeric",
             "absolute value; the gradient at zero is zero"),
-    "exp": (lambda xp, x: xp.exp(x), lambda xp, g, x, y: times(g, y, xp), "out", None, "exponential"),
+    "exp": (lambda xp, x: xp.exp(x), scaling(lambda xp, g, x, y: times(g, y, xp)), "out", None, "exponential"),
     "expm1": (lambda xp, x: xp.expm1(x), lambda xp, g, x, y: g * (y + 1), "out", "floating", "exp(x) - 1"),
     "log": (lambda xp, x: xp.log(x), lambda xp, g, x, y: g / x, "x", None, "natural logarithm"),
     "log1p": (lambda xp, x: xp.log1p(x), lambda xp, g, x, y: g / (x + 1), "x", "floating", "log(1 + x)"),
@@ -374,7 +384,7 @@ UNARY_RULES = {
     "sqrt": (lambda xp, x: xp.sqrt(x), lambda xp, g, x, y: g / (2 * y), "out", None, "square root"),
     "square": (lambda xp, x: x * x, lambda xp, g, x, y: g * (2 * x), "x", "numeric", "x * x"),
     "reciprocal": (lambda xp, x: 1 / x, lambda xp, g, x, y: -g * (y * y), "out", "floating", "1 / x"),
-    "sin": (lambda xp, x: xp.sin(x), lambda xp, g, x, y: times(g, xp.cos(x), xp), "x", None, "sine"),
+    "sin": (lambda xp, x: xp.sin(x), scaling(lambda xp, g, x, y: times(g, xp.cos(x), xp)), "x", None, "sine"),
     "cos": (lambda xp, x: xp.cos(x), lambda xp, g, x, y: -g * xp.sin(x), "x", None, "cosine"),
     "tan": (lambda xp, x: xp.tan(x), lambda xp, g, x, y: g * (1 + y * y), "out", "floating", "tangent"),
     "asin": (lambda xp, x: xp.asin(x), lambda xp, g, x, y: g / xp.sqrt(1 - x * x), "x", "floating", "arcsine"),
@@ -383,7 +393,7 @@ UNARY_RULES = {
     "atan": (lambda xp, x: xp.atan(x), lambda xp, g, x, y: g / (1 + x * x), "x", "floating", "arctangent"),
     "sinh": (lambda xp, x: xp.sinh(x), lambda xp, g, x, y: g * xp.cosh(x), "x", "floating", "hyperbolic sine"),
     "cosh": (lambda xp, x: xp.cosh(x), lambda xp, g, x, y: g * xp.sinh(x), "x", "floating", "hyperbolic cosine"),
-    "tanh": (lambda xp, x: xp.tanh(x), lambda xp, g, x, y: times(g, 1 - y * y, xp), "out", None,
+    "tanh": (lambda xp, x: xp.tanh(x), scaling(lambda xp, g, x, y: times(g, 1 - y * y, xp)), "out", None,
              "hyperbolic tangent"),
     "asinh": (lambda xp, x: xp.asinh(x), lambda xp, g, x, y: g / xp.sqrt(x * x + 1), "x", "floating",
               "inverse hyperbolic sine"),
@@ -410,8 +420,8 @@ BINARY_RULES = {
             "a + b"),
     "subtract": (lambda xp, a, b: a - b, lambda xp, g, a, b, y: g, lambda xp, g, a, b, y: -g, False, False, None,
                  "a - b"),
-    "multiply": (lambda xp, a, b: a * b, lambda xp, g, a, b, y: times(g, b, xp),
-                 lambda xp, g, a, b, y: times(g, a, xp), False, False, None, "a * b"),
+    "multiply": (lambda xp, a, b: a * b, scaling(lambda xp, g, a, b, y: times(g, b, xp)),
+                 scaling(lambda xp, g, a, b, y: times(g, a, xp)), False, False, None, "a * b"),
     "divide": (lambda xp, a, b: a / b, lambda xp, g, a, b, y: g / b, lambda xp, g, a, b, y: -g * a / (b * b),
                True, False, None, "a / b (floating-point operands)"),
     "power": (lambda xp, a, b: a ** b, lambda xp, g, a, b, y: g * b * a ** (b - 1), _pow_vjp_b, True, True, None,
@@ -485,6 +495,7 @@ def _unary(name, forward, vjp, reads, dtypes, doc):
         attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
     else:
         attrs["vjp"] = staticmethod(vjp)
+        attrs["takes_ones"] = getattr(vjp, "only_scales", False)
     op_class = type(_class_name(name), (_Unary,), attrs)
 
     float_operand = dtypes is None or "float" in _KINDS[dtypes]
@@ -521,6 +532,8 @@ def _binary(name, forward, vjp_a, vjp_b, reads_tensor, keeps_result, dtypes, doc
              "vjp_second": staticmethod(vjp_b or (lambda *args: None))}
     if vjp_a is None and vjp_b is None:
         attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+    else:
+        attrs["takes_ones"] = all(getattr(vjp, "only_scales", vjp is None) for vjp in (vjp_a, vjp_b))
     op_class = type(_class_name(name), (_Binary,), attrs)
 
     float_operands = dtypes is None or "float" in _KINDS[dtypes]
