@@ -9,6 +9,7 @@ import numpy as np
 
 from .autograd.mode import no_grad
 from .carriers import carrier_for_array, kind_for_array, resolve, transfer
+from .carriers.base import mark_unit
 from .carriers.registry import TracerError
 from .dtypes import CompoundDType, DType, SimpleDType
 from .layout import Layout, Shape
@@ -200,6 +201,9 @@ def full(shape: Any, value: Any, dtype: SimpleDType | CompoundDType = DType.Floa
         if value != 0 and layout.cosize:
             buffer = kind.from_array(kind.namespace.full(layout.cosize, value, dtype=buffer.native_dtype(),
                                                          device=kind.device))
+            if value == 1 and field_dtype is DType.Float32 and buffer.immutable_arrays:
+                # Ones that stay ones: used as a cotangent, they are known without reading a value back.
+                mark_unit(buffer.dense_values())
         carriers.append(buffer)
     if isinstance(dtype, CompoundDType):
         return Tensor(carriers, layout, 0, dtype)

@@ -50,34 +50,40 @@ class Unplaced:
 
 
 class Ones:
-    """The all-ones cotangent of a flat node's result, never filled in memory.
+    """The all-ones cotangent of an elementwise node's result, never filled in memory.
 
     ``loss.backward()`` seeds a full reduction with one, which it passes on
     as a one for every element of its input. Where the library has no
     stride-0 views (JAX) that is a full pass writing memory. The engine hands
-    this instead to a flat node whose VJPs only scale their cotangent
-    (``Primitive.takes_ones``), and ``ops._support.times`` returns the other
-    factor itself. It supports nothing else: any other use fails loudly
-    instead of computing with a wrong value.
+    this instead to a node whose VJPs only scale their cotangent
+    (``Primitive.ones_for``), and ``ops._support.times`` returns the other
+    factor, broadcast to ``shape``. It supports nothing else: any other use
+    fails loudly instead of computing with a wrong value.
     """
 
-    __slots__ = ("size", "dtype")
+    __slots__ = ("shape", "dtype")
 
-    def __init__(self, size: int, dtype: Any) -> None:
-        self.size = size      # elements of the flat buffers of the node
+    def __init__(self, shape: tuple, dtype: Any) -> None:
+        self.shape = shape    # (n,) for a flat node: then any buffer of n elements lines up
         self.dtype = dtype    # native dtype of the cotangent
 
     def times(self, factor: Any, xp: Any) -> Any:
-        """``ones * factor`` as a flat buffer: ``factor`` itself, or filled with a Python scalar."""
+        """``ones * factor``: ``factor`` itself where it has every element, else broadcast or filled."""
+        shape = self.shape
         if not hasattr(factor, "shape"):
-            return xp.full((self.size,), factor, dtype=self.dtype)
-        count = 1
-        for extent in factor.shape:
-            count *= extent
-        if count != self.size:
-            raise RuntimeError(f"a flat node's unit cotangent of {self.size} elements was scaled by an array of "
-                               f"shape {tuple(factor.shape)}; flat operands must match the result's buffer")
-        return factor
+            return xp.full(shape, factor, dtype=self.dtype)
+        have = tuple(factor.shape)
+        if have == shape:
+            return factor
+        if len(shape) == 1:
+            count = 1
+            for extent in have:
+                count *= extent
+            if count != shape[0]:
+                raise RuntimeError(f"a flat node's unit cotangent of {shape[0]} elements was scaled by an array "
+                                   f"of shape {have}; flat operands must match the result's buffer")
+            return factor
+        return xp.broadcast_to(factor, shape)
 
 
 def claim_allocated(cotangent: Tensor) -> bool:

@@ -152,11 +152,66 @@ def test_a_write_into_a_scaling_result_still_fails_where_the_ones_reach_it(carri
 def test_ones_take_only_a_factor_of_their_own_size():
     from strideweave.operation import Ones
 
-    ones = Ones(4, np.float32)
+    flat = Ones((4,), np.float32)
     factor = np.arange(4, dtype=np.float32)
-    assert ones.times(factor, np) is factor
-    np.testing.assert_array_equal(ones.times(2.5, np), np.full(4, 2.5, np.float32))
+    assert flat.times(factor, np) is factor
+    assert flat.times(factor.reshape(2, 2), np).shape == (2, 2)  # a flat buffer in any storage shape
+    np.testing.assert_array_equal(flat.times(2.5, np), np.full(4, 2.5, np.float32))
     with pytest.raises(RuntimeError, match="shape"):
-        ones.times(np.ones(3, np.float32), np)
+        flat.times(np.ones(3, np.float32), np)
     with pytest.raises(TypeError):
-        ones * factor  # noqa: B018 (anything but ``times`` fails)
+        flat * factor  # noqa: B018 (anything but ``times`` fails)
+    shaped = Ones((3, 4), np.float32)
+    row = np.arange(4, dtype=np.float32).reshape(1, 4)
+    np.testing.assert_array_equal(shaped.times(row, np), np.broadcast_to(row, (3, 4)))
+    with pytest.raises(ValueError):
+        shaped.times(np.ones((2, 4), np.float32), np)
+
+
+@pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
+def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled(monkeypatch):
+    from strideweave.operation import Ones
+    from strideweave.ops.elementwise import RULES
+
+    seen = []
+    multiply = RULES["multiply"]
+    original = multiply.backward
+    monkeypatch.setattr(multiply, "backward", lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    a = sw.tensor(X0.copy(), carrier="jax")            # row-major: a JAX array as users hold it
+    w = sw.tensor(X0[:1] * 0.5, carrier="jax")
+    loss = (a * w).sum()
+    (gw,) = sw.grad(loss, [w], sw.ones(loss.shape, carrier="jax"))  # an explicit cotangent of ones
+    assert seen == [Ones]
+    np.testing.assert_allclose(gw.numpy(), X0.sum(axis=0, keepdims=True), rtol=1e-6)
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+def test_gradients_of_a_broadcasting_product_under_a_full_sum(carrier):
+    a, w = sw.tensor(X0.copy(), carrier=carrier), sw.tensor(X0[:1] * 0.5, carrier=carrier)
+    (a * w).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(X0[:1] * 0.5, X0.shape), rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), X0.sum(axis=0, keepdims=True), rtol=1e-6)
+    loss = (sw.exp(a) * w).sum()
+    gw, ga = sw.grad(loss, [w, a], sw.full(loss.shape, 2.0, carrier=carrier))  # not ones: multiplied
+    np.testing.assert_allclose(gw.numpy(), 2 * np.exp(X0).sum(axis=0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(ga.numpy(), 2 * np.exp(X0) * (X0[:1] * 0.5), rtol=1e-5)
+    counts = sw.tensor(np.arange(4, dtype=np.int32).reshape(1, 4), carrier=carrier)
+    a = sw.tensor(X0.copy(), carrier=carrier)
+    (a * counts).sum().backward()                      # mixed dtypes: the ones are filled
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(np.arange(4, dtype=np.float32), X0.shape))
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+def test_ones_made_by_sw_ones_are_known_only_while_they_are_ones(carrier):
+    from strideweave.carriers.base import is_unit
+
+    x = _leaf(carrier)
+    out = sw.exp(x) * x
+    cot = sw.ones(out.layout.shape, carrier=carrier, layout=out.layout)
+    assert is_unit(cot.carrier.dense_values()) is type(cot.carrier).immutable_arrays
+    cot[0, 0] = 5.0                                   # the written buffer is a new array, not flagged
+    assert not is_unit(cot.carrier.dense_values())
+    (gx,) = sw.grad(out, [x], cot)
+    expected = np.exp(X0) * (X0 + 1)
+    expected[0, 0] *= 5.0
+    np.testing.assert_allclose(gx.numpy(), expected, rtol=1e-5)

@@ -187,22 +187,22 @@ class Traversal:
             inputs = node._inputs
             if gradient is not None:
                 result = result_of.pop(key, None)
+                # Settled here: a retained or requested result, or one whose layout is not injective
+                # (a flat node's result is dense). Settling any other one would change nothing.
+                observed = result is not None and (result._retains_grad or (
+                    observe_all and id(result) in requested) or (
+                    not node.flat and result._layout.aliasing() != "injective"))
                 if gradient.__class__ is Unplaced:
-                    if gradient.unit and node.flat and node.takes_ones and node._written is None and (
-                            result is None or not (result._retains_grad or observe_all)):
-                        # Ones nobody observes, for a node that only scales them: never filled.
-                        gradient = Ones(node._result_layout.size, gradient.values.dtype)
-                    else:
-                        gradient = self.as_tensor(result, gradient, True)
+                    ones = None
+                    if gradient.unit and not observed and node.builtin and node._written is None:
+                        # Ones nobody observes, for a node that only scales them, are never filled.
+                        ones = node.ones_for(gradient.values.dtype)
+                    gradient = ones if ones is not None else self.as_tensor(result, gradient, True)
                 raw = not isinstance(gradient, Tensor)
-                # A flat node's result is dense, so only a retained or requested one is settled here.
-                observed = False
-                if result is not None and (result._retains_grad or observe_all or (
-                        not node.flat and result._layout.aliasing() != "injective")):
+                if observed:
                     if raw:
                         gradient, raw = self.as_tensor(result, gradient, key in owned), False
                     gradient = self.settle(result, gradient)
-                    observed = True
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
                     node._check_versions(gradient)  # (a lone input and a result without carriers: nothing written)
                 wanted = None
@@ -269,7 +269,7 @@ class Traversal:
                             pending[tkey] = total
                     continue
                 else:
-                    if raw:
+                    if raw and gradient.__class__ is not Ones:
                         gradient = self.as_tensor(result, gradient, key in owned)
                     passed = None
                     if node.builtin:

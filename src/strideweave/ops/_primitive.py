@@ -13,7 +13,7 @@ from ..autograd.mode import _state
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
-from ..operation import _UNWRITTEN, Operation, trace_lost_precision, versions_of
+from ..operation import _UNWRITTEN, Ones, Operation, trace_lost_precision, versions_of
 from ..tensor import Tensor, flat_values
 from ._support import cotangent_for, cotangent_for_batched, dense_buffer
 
@@ -38,8 +38,8 @@ class Primitive(Operation):
     #: set by the engine around one backward call: cotangents for Tensors whose layout has
     #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
     defer = False
-    #: whether ``backward_flat`` may be given ``operation.Ones`` for its cotangent: every VJP
-    #: uses it only through ``times`` (elementwise rules built with ``scaling``)
+    #: whether every VJP uses its cotangent only through ``times`` (elementwise rules built
+    #: with ``scaling``), so that ``ones_for`` may offer ``operation.Ones``
     takes_ones = False
 
     def __init__(self) -> None:
@@ -103,6 +103,15 @@ class Primitive(Operation):
         engine may then add into it in place and hand it out as a ``.grad``).
         """
         raise NotImplementedError(f"{type(self).__name__} ran flat but has no backward_flat")
+
+    def ones_for(self, dtype: Any) -> Ones | None:
+        """An unfilled unit cotangent this node's backward takes in place of a Tensor, or None.
+
+        A flat node takes it in ``backward_flat`` as the flat buffer.
+        """
+        if self.takes_ones and self.flat:
+            return Ones((self._result_layout.size,), dtype)
+        return None
 
     def wants(self, index: int) -> bool:
         wanted = self.wanted

@@ -547,10 +547,10 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
             if cls.backend in _EAGER and layout.size > 1:
-                if defer and cls.keeps_shape and is_unit(values):
+                value = 1.0 if is_unit(values) else float(one[0])
+                if defer and cls.keeps_shape and value == 1.0:
                     # Filling is a full pass here: the engine fills only if a consumer reads the ones.
                     return Unplaced(values, unit=True)
-                value = 1.0 if is_unit(values) else float(one[0])
                 # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
                 # several times faster than it broadcasts a buffer's value.
                 values = xp.full(shape, value, dtype=one.dtype) if cls.keeps_shape else xp.broadcast_to(one, shape)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..dtypes import DType, result_type
 from ..layout import Layout
+from ..operation import Ones
 from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
 from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
@@ -116,10 +117,24 @@ class _Binary(Primitive):
 
     supports_batched = True
 
+    def ones_for(self, dtype: Any) -> Ones | None:
+        # Besides flat buffers, two operands in the dense result's storage order take them.
+        ones = Primitive.ones_for(self, dtype)
+        if ones is not None or not self.takes_ones:
+            return ones
+        inputs = self._inputs
+        saved = self.saved[0] if self.keeps_result else self.saved
+        result = self._result_layout
+        if saved is None and inputs[0]._dtype is inputs[1]._dtype and result.is_compact():
+            return Ones(storage_shape(result), dtype)
+        return None
+
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
         inputs = self._inputs
         result = self._result_layout
+        if gradient.__class__ is Ones:  # offered by ``ones_for``: the storage-order case
+            return self._storage_backward(gradient, self.saved[1] if self.keeps_result else None)
         if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
             # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
             return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs])
@@ -159,7 +174,7 @@ class _Binary(Primitive):
         xp = kind.namespace
         result = self._result_layout
         a, b = self._inputs
-        g = storage_operand(gradient, result, kind)
+        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, result, kind)
         av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
         if out is not None and out.ndim != g.ndim:
             out = xp.reshape(out, storage_shape(result))
