@@ -84,15 +84,22 @@ def _leaf(carrier):
     return sw.tensor(X0.copy(), carrier=carrier)
 
 
+def _cotangent_kinds(monkeypatch, method):
+    """The types of the cotangents ``Multiply.<method>`` receives from now on."""
+    from strideweave.ops.elementwise import RULES
+
+    seen = []
+    original = getattr(RULES["multiply"], method)
+    monkeypatch.setattr(RULES["multiply"], method, lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    return seen
+
+
 @pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
 def test_a_scaling_node_under_a_full_sum_gets_ones_that_are_never_filled(monkeypatch):
     from strideweave.operation import Ones
     from strideweave.ops.elementwise import RULES
 
-    seen = []
-    multiply = RULES["multiply"]
-    original = multiply.backward_flat
-    monkeypatch.setattr(multiply, "backward_flat", lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    seen = _cotangent_kinds(monkeypatch, "backward_flat")
     x = _leaf("jax")
     (sw.exp(x) * x).sum().backward()
     assert seen == [Ones]
@@ -171,12 +178,8 @@ def test_ones_take_only_a_factor_of_their_own_size():
 @pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
 def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled(monkeypatch):
     from strideweave.operation import Ones
-    from strideweave.ops.elementwise import RULES
 
-    seen = []
-    multiply = RULES["multiply"]
-    original = multiply.backward
-    monkeypatch.setattr(multiply, "backward", lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    seen = _cotangent_kinds(monkeypatch, "backward")
     a = sw.tensor(X0.copy(), carrier="jax")            # row-major: a JAX array as users hold it
     w = sw.tensor(X0[:1] * 0.5, carrier="jax")
     loss = (a * w).sum()
