@@ -107,10 +107,12 @@ def sw_storage(values: np.ndarray, carrier: str, device: str = "cpu"):
 def sw_sync(*tensors) -> None:
     """Make sure every gradient really exists (JAX dispatch is asynchronous, CUDA too).
 
-    Waits on the gradient's own storage buffer: ``to_array()`` would add a
-    reporting copy (a transpose for non-canonical layouts) that no user pays
-    inside a training step. NumPy computes synchronously, so its buffers are
-    not touched (handing one out would also start watching it for writes).
+    Waits on the gradient's own storage buffer as it was computed
+    (``Carrier.dense_values``): ``to_array()`` would add a reporting copy (a
+    transpose for non-canonical layouts), and ``carrier.array`` a flattening
+    reshape on JAX, that no user pays inside a training step. NumPy computes
+    synchronously, so its buffers are not touched (handing one out would
+    also start watching it for writes).
     """
     for t in tensors:
         if t is None:
@@ -118,7 +120,7 @@ def sw_sync(*tensors) -> None:
         for carrier in t.carriers:
             if isinstance(carrier, sw().NumpyCarrier):
                 continue
-            arr = carrier.array
+            arr = carrier.dense_values()
             block = getattr(arr, "block_until_ready", None)
             if block is not None:
                 block()

@@ -133,3 +133,37 @@ def test_rank3_broadcast_gradients_in_storage_order(carrier, w_shape):
     axes = tuple(i for i in range(3) if lined_up[i] == 1)
     np.testing.assert_allclose(w.grad.numpy(), (-A0 / w0 ** 2).sum(axis=axes).reshape(w_shape),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("w_shape", [(2, 1, 4), (1, 3, 4), (1, 1, 4), (3, 4)])
+def test_broadcast_operands_in_another_storage_order(carrier, w_shape):
+    # A row-major A beside a w in canonical (first-mode-fastest) storage: a w whose own order runs
+    # against A's is read through its layout; a w with one moving mode lines up with a reshape.
+    from strideweave.ops._support import lined_up_shape
+
+    A0 = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    w0 = np.linspace(0.5, 1.5, int(np.prod(w_shape)), dtype=np.float32).reshape(w_shape)
+    A = sw.tensor(native(A0, carrier))
+    w = sw.Tensor.from_storage(sw.tensor(w0.ravel(order="F"), carrier=carrier).carrier.array,
+                               sw.Layout.canonical(sw.Shape(list(w_shape))))
+    lines_up = lined_up_shape(w.layout, A.layout) is not None
+    assert lines_up == (w_shape in ((1, 1, 4),))
+    (A * w + A).sum().backward()
+    np.testing.assert_allclose(A.grad.numpy(), np.broadcast_to(w0, A0.shape) + 1, rtol=1e-6)
+    lined = (1,) * (3 - len(w_shape)) + w_shape
+    axes = tuple(i for i in range(3) if lined[i] == 1)
+    np.testing.assert_allclose(w.grad.numpy(), A0.sum(axis=axes).reshape(w_shape), rtol=1e-5, atol=1e-6)
+    assert w.grad.layout == w.layout
+
+
+def test_lined_up_shapes():
+    from strideweave.ops._support import lined_up_shape
+
+    rows = row_major((2, 3, 4))
+    assert lined_up_shape(row_major((3, 1)), rows) == (1, 3, 1)
+    assert lined_up_shape(row_major((2, 1, 4)), rows) == (2, 1, 4)
+    assert lined_up_shape(row_major((4,)), rows) == (1, 1, 4)
+    assert lined_up_shape(sw.Layout.canonical(sw.Shape([2, 1, 4])), rows) is None
+    canonical = sw.Layout.canonical(sw.Shape([2, 3, 4]))
+    assert lined_up_shape(sw.Layout.canonical(sw.Shape([2, 1, 4])), canonical) == (4, 1, 2)
+    assert lined_up_shape(row_major((2, 1, 4)), canonical) is None

@@ -186,18 +186,45 @@ def storage_shape(layout: Layout) -> tuple[int, ...]:
     return rev if perm is None else tuple(rev[axis] for axis in perm)
 
 
+@lru_cache(maxsize=1024)
+def lined_up_shape(source: Layout, target: Layout) -> tuple[int, ...] | None:
+    """The shape that lines dense ``source``'s buffer up with dense ``target``'s storage order, or None.
+
+    ``source`` broadcasts against ``target`` (its extent-1 modes stretch).
+    Where its own storage order runs through the axes it shares with
+    ``target`` in ``target``'s storage order, its buffer in that shape (a
+    1 for every stretched axis) is the operand lined up with ``target``,
+    and a gradient summed over the stretched axes in ``target``'s storage
+    order, kept as 1s, is ``source``'s own storage order.
+    """
+    lined_up = expand_plan(source._shape_modes, target._shape_modes) or source.rev_leaf_shape
+    perm = storage_perm(target) or tuple(range(len(lined_up)))
+    if len(lined_up) != len(perm):
+        return None
+    moving_strides = [stride for extent, stride in zip(source.rev_leaf_shape, source.leaf_stride[::-1])
+                      if extent > 1]
+    moving_axes = [axis for axis, extent in enumerate(lined_up) if extent > 1]
+    if len(moving_strides) != len(moving_axes):
+        return None
+    stride_of = dict(zip(moving_axes, moving_strides))
+    if [axis for axis in perm if axis in stride_of] != sorted(moving_axes, key=lambda axis: -stride_of[axis]):
+        return None
+    return tuple(lined_up[axis] for axis in perm)
+
+
 def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     """``tensor``'s values lined up with an elementwise result in dense ``layout``, in its storage order.
 
-    A dense operand with exactly that layout is its own buffer, reshaped (no
-    transpose, which on JAX would be a copy each way); anything else is read
-    as a rev array, expanded to the result's modes and permuted.
+    A dense operand whose storage runs in that order (the same layout, or a
+    broadcast row of it) is its own buffer, reshaped: no transpose, which on
+    JAX would be a copy each way. Anything else is read as a rev array,
+    expanded to the result's modes and permuted.
     """
     xp = kind[1]
-    if tensor._layout is layout or tensor._layout == layout:
-        carrier = dense_carrier(tensor, kind)
-        if carrier is not None:
-            shape = storage_shape(layout)
+    carrier = dense_carrier(tensor, kind)
+    if carrier is not None:
+        shape = storage_shape(layout) if tensor._layout is layout else lined_up_shape(tensor._layout, layout)
+        if shape is not None:
             computed = carrier.dense_values()
             if tuple(computed.shape) == shape:
                 return computed
@@ -211,8 +238,10 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
 
     For a target with exactly ``layout`` that is the flat storage-ordered
     buffer (``cotangent_for`` adopts it); otherwise the sum over the modes
-    broadcasting stretched, as a rev array of the target's leaves. Returns
-    it with whether it is a sum made here, a new array for ``target`` alone.
+    broadcasting stretched: in the target's own storage order where that
+    runs as ``layout``'s does (``lined_up_shape``), else as a rev array of
+    its leaves. Returns it with whether it is a sum made here, a new array
+    for ``target`` alone.
     """
     if values is None:
         return None, False
@@ -231,6 +260,8 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
         fresh = True
+    if _dense(target._layout) and lined_up_shape(target._layout, layout) is not None:
+        return InStorageOrder(values), fresh
     if perm is not None:
         values = xp.permute_dims(values, _inverse(perm))
     return (values if tuple(values.shape) == leaves else reshape_array(values, leaves, xp)), fresh
@@ -539,6 +570,10 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
         fresh = False
         if dense and all(extent == 1 for extent in values.shape):
             # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
+            unit = is_unit(values)
+            if unit and defer and cls.keeps_shape and layout.size > 1:
+                # Filling is a full pass here: the engine fills only if a consumer reads the ones.
+                return Unplaced(values, unit=True)
             one = reshape_array(values, (1,), xp)
             # Where reshapes copy, broadcast straight to the shape the target's own values were
             # computed in, which is what the operations reading them use.
@@ -547,9 +582,8 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
             if cls.backend in _EAGER and layout.size > 1:
-                value = 1.0 if is_unit(values) else float(one[0])
+                value = 1.0 if unit else float(one[0])
                 if defer and cls.keeps_shape and value == 1.0:
-                    # Filling is a full pass here: the engine fills only if a consumer reads the ones.
                     return Unplaced(values, unit=True)
                 # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
                 # several times faster than it broadcasts a buffer's value.
