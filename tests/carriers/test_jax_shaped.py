@@ -44,3 +44,19 @@ def test_broadcast_gradients_on_shaped_storage_match_numpy():
     np.testing.assert_allclose(a.grad.numpy(), e * a0 * w0 + e, rtol=1e-5)
     np.testing.assert_allclose(w.grad.numpy(), (e * a0 * a0).sum(axis=0, keepdims=True), rtol=1e-5)
     assert a.grad.layout == a.layout
+
+
+def test_a_full_reduction_keeps_its_one_value_unreshaped():
+    x0 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = sw.tensor(jnp.asarray(x0))
+    loss = sw.sum(x)
+    carrier = loss.carrier
+    assert carrier.dense_values().shape == () and carrier.size == 1     # as XLA computed it
+    np.testing.assert_array_equal(np.asarray(carrier.array), [15.0])      # the 1-D buffer on demand
+    y = loss * 2.0 + loss
+    np.testing.assert_array_equal(y.numpy(), [45.0])
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 3.0, np.float32))
+    loss[0] = 5.0                                                         # a write replaces the value
+    np.testing.assert_array_equal(loss.numpy(), [5.0])
+    np.testing.assert_array_equal(sw.mean(x, modes=(0, 1), keepdims=True).numpy(), [[2.5]])

@@ -197,7 +197,8 @@ class Carrier:
             dtype = cls._sw_dtype_in(xp, native)
         self._dtype = dtype
         self._native = native
-        self._size = array1d.shape[0]
+        shape = array1d.shape
+        self._size = shape[0] if shape else 1  # a 0-d array: one value (``_adopt_shaped``)
         self._version = 0
         self._cache = None
         self._kind = kind

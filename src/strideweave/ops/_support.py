@@ -357,7 +357,7 @@ def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     """
     cls, xp, device = kind
     if values.ndim != 1:
-        if cls.keeps_shape and values.ndim > 1:
+        if cls.keeps_shape:  # N-D or 0-d: flattened only if something reads the 1-D buffer
             return Tensor._make(cls._adopt_shaped(values, xp, device, kind), layout, 0)
         values = reshaped(values, (-1,), kind)
     return Tensor._make(cls._adopt(values, xp, device, kind), layout, 0)

@@ -91,6 +91,8 @@ class _Reduction(Primitive):
         self.saved = (axes, kept_rev, xp.reshape(out, kept_rev) if self.reads_result else None,
                       kept / size if size else 1.0)
         out_layout = Layout.canonical(out_modes)
+        if out.ndim == 0 and kind[0].keeps_shape:
+            return wrap(out, out_layout, kind)  # one value: any shape is its buffer (a reshape is a dispatch)
         return wrap(reshaped(out, out_layout.rev_leaf_shape, kind), out_layout, kind)
 
     supports_batched = True
@@ -99,8 +101,10 @@ class _Reduction(Primitive):
         xp = self.place.namespace
         axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)
-        # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis leads).
-        g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place))
+        # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis
+        # leads). One value of no more axes than the input's already does.
+        if batch is not None or g.ndim > len(kept_rev) or any(extent != 1 for extent in kept_rev):
+            g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place))
         values = operand(self._inputs[0], self.place) if self.reads_input else None
         return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
 
