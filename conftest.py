@@ -16,8 +16,10 @@ import pytest
 def dask_client():
     """A Client on a 2-worker in-process LocalCluster, the default client while the session lasts."""
     distributed = pytest.importorskip("distributed")
+    # A free port for the scheduler's HTTP server: with None it still tries 8787, which another
+    # test process may hold (then distributed warns and moves).
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     client = distributed.Client(cluster, set_as_default=True)
     yield client
     client.close()
