@@ -1,4 +1,4 @@
-"""Writes into an operation's result: backward refuses them unless the history is still exact there."""
+"""Writes into an operation's result: recorded where the history stays exact, refused at backward elsewhere."""
 
 import numpy as np
 import pytest
@@ -52,13 +52,54 @@ def test_a_write_where_the_cotangent_is_zero_keeps_an_exact_history(carrier):
     np.testing.assert_array_equal(_values(x.grad), [0.0, 2.0, 6.0])
 
 
-def test_a_write_where_the_cotangent_is_not_zero_fails(carrier):
+def test_an_unrecorded_write_where_the_cotangent_is_not_zero_fails(carrier):
     x = _x(carrier)
     y = x * 2.0
-    y[0] = 5.0
+    with sw.no_grad():
+        y[0] = 5.0                       # not recorded: the history of y is stale at position 0
     with pytest.raises(RuntimeError, match="positions it wrote"):
         y.sum().backward()
     assert x.grad is None
+
+
+# ----- writes into the result of an operation whose backward does not read it are recorded ----------
+
+def _write_into_results(m, x, v):
+    y = x * 2.0                          # multiply's backward does not read its result
+    y[0, 1:3] = v * v                    # a differentiable value
+    y[1, :] = 7.0                        # a constant: nothing flows there
+    y[0, 2] = v[0] + 1.0                 # takes a position over from the first write
+    z = m.sum(y, axis=0)                 # sums do not read their result either
+    z[1] = x[2, 0] * 3.0
+    return m.sum(y * y) + m.sum(z * z)
+
+
+def test_writes_into_results_differentiate_like_torch(carrier):
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    v0 = np.array([0.5, -2.0], np.float32)
+    x, v = sw.tensor(x0, carrier=carrier), sw.tensor(v0, carrier=carrier)
+    _write_into_results(xp, x, v).backward()
+    xt, vt = torch.tensor(x0, requires_grad=True), torch.tensor(v0, requires_grad=True)
+    _write_into_results(torch_xp, xt, vt).backward()
+    np.testing.assert_allclose(_values(x.grad), xt.grad.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(_values(v.grad), vt.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_write_into_a_result_still_invalidates_graphs_that_saved_it(carrier):
+    x = _x(carrier)
+    y = x * 2.0
+    before = y * y                       # saved y before the write
+    y[0] = 5.0
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        before.sum().backward()
+    assert x.grad is None
+    (y * y).sum().backward(retain_graph=True)
+    np.testing.assert_allclose(_values(x.grad), [0.0, 8.0, 16.0])
+    (y * y).sum().backward()             # the written result's history runs again
+    np.testing.assert_allclose(_values(x.grad), [0.0, 16.0, 32.0])
 
 
 def test_a_key_that_selects_nothing_writes_nothing(carrier):

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._marks import IdentityMarks
 from ..autograd.mode import _state
 from ..creation import tensor
 from ..dtypes import DType
@@ -30,6 +31,12 @@ from ..tensor import Tensor
 __all__ = ["getitem", "setitem"]
 
 _FLOAT32 = DType.Float32
+
+#: Tensors whose history an in-place operator dropped (``x *= 2`` on a result): their values still
+#: depend on what that history computed from, so writing one into a result is not recorded, and
+#: backward then refuses the write wherever a cotangent reaches it (``xpx.at(y)[i].multiply(2)``
+#: reads ``y[i]``, scales it in place and writes it back).
+SEVERED = IdentityMarks()
 
 
 def _host_key(key: Any, shape: tuple) -> Any:
@@ -100,10 +107,12 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: writes through to ``x``'s storage and bumps its version.
 
     A key that selects nothing (an all-False mask, an empty slice) writes nothing,
-    so it changes no version: graphs recorded before it stay valid. The write is
-    not recorded; when ``x`` is the result of a node whose backward does not read
-    it, the node notes the positions (``Operation.note_write``) and backward
-    accepts the write only where no cotangent reaches them.
+    so it changes no version: graphs recorded before it stay valid. With
+    gradients on, a write into a Float32 leaf, or into the result of a node
+    whose backward does not read its result, is recorded (``_WrittenValue``);
+    the node that made ``x`` then notes the positions (``Operation.note_write``)
+    and gets a zero cotangent there. Other writes are not recorded, and a
+    node whose result they changed fails at backward.
     """
     shape = x._layout.mode_sizes
     parts = _host_key(key, shape)
@@ -117,11 +126,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
                              f"(it selects shape {tuple(selected)})") from None
         return
     node = x._ctx
-    if _recordable(x, value, node):
-        _write_item(x, parts, key, value)
-        _WrittenValue.record(x, value, parts, tuple(selected))
-        return
-    if node is None or node._released or type(node).reads_result:
+    recorded = _recordable(x, value, node)
+    if not recorded and (node is None or node._released or type(node).reads_result):
         _write_item(x, parts, key, value)
         return
     carriers = x._carriers
@@ -129,23 +135,43 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     _write_item(x, parts, key, value)
     mask = np.zeros(tuple(shape), dtype=bool)
     mask[parts] = True
-    node.note_write(mask, sum(c._version for c in carriers) - before)
+    bumps = sum(c._version for c in carriers) - before
+    if not recorded:
+        node.note_write(mask, bumps)
+        return
+    history = node if node is None or node.__class__ is not _WrittenValue else node.context["history"]
+    if history is not None:
+        history.note_write(mask, bumps)  # it gets a zero cotangent at the written positions
+    _WrittenValue.record(x, value, parts, tuple(selected))
 
 
 def _recordable(x: Tensor, value: Any, node: Any) -> bool:
-    """Whether ``x[key] = value`` is recorded: gradients on, a Float32 ``x`` that is a leaf or the result
-    of earlier recorded writes, and a value that is a constant or a Float32 Tensor sharing no storage
-    with ``x`` or an earlier written value (the write would change what the node saved)."""
+    """Whether ``x[key] = value`` is recorded: gradients on, a Float32 ``x`` that is a leaf, the result
+    of earlier recorded writes, or the result of a node whose backward does not read its result, and
+    a value that is a constant or a Float32 Tensor sharing no storage with ``x`` or an earlier written
+    value (the write would change what the node saved)."""
     if not _state.enabled or x._dtype is not _FLOAT32:
         return False
-    if node is not None and (node.__class__ is not _WrittenValue or node._released):
+    if node is not None and (node._released or (node.__class__ is not _WrittenValue and (
+            type(node).reads_result or node._result_layout != x._layout or not _history_intact(node)))):
         return False
     if not isinstance(value, Tensor):
         return node is not None  # a constant into a leaf needs no node
-    if value._dtype is not _FLOAT32:
+    if value._dtype is not _FLOAT32 or value in SEVERED:
         return False
     taken = list(x._carriers) + ([c for t in node._inputs for c in t._carriers] if node is not None else [])
     return not any(c is t for c in value._carriers for t in taken) and not _reads_storage_of(value, x)
+
+
+def _history_intact(node: Operation) -> bool:
+    """Whether ``node``'s result changed since it was recorded only by writes it noted: a history a
+    write already made stale (``y.fill_``) fails at backward, and a recorded write would not help."""
+    state = node._result_state
+    if state is None:
+        return True  # a result with no carrier object yet: nothing wrote to it
+    carriers, versions = state
+    bumps = sum(c._version - v for c, v in zip(carriers, versions))
+    return bumps == (node._written[1] if node._written is not None else 0)
 
 
 def _reads_storage_of(value: Tensor, x: Tensor) -> bool:
@@ -166,14 +192,22 @@ def _reads_storage_of(value: Tensor, x: Tensor) -> bool:
     return False
 
 
+_UNWRITTEN = -1   # owner of a position no write took: x's values from before the first write
+_CONSTANT = -2    # owner of a position last written with a constant
+
+
 class _WrittenValue(Operation):
-    """``x[key] = value`` into a leaf ``x``, and the writes after it: ``x`` becomes this node's result.
+    """``x[key] = value``, and the writes into ``x`` after it: ``x`` becomes this node's result.
 
     The cotangent at the positions each value still holds goes to that value
-    (summed where it was broadcast); positions written with a constant, and
-    ``x``'s values from before the first write (constants of a leaf), pass
-    nothing. So the usual way to build an array in Array API code (fill, then
-    write) differentiates.
+    (summed where it was broadcast); positions written with a constant pass
+    nothing. ``x``'s values from before the first write are constants for a
+    leaf; for the result of an operation (``history``) they are that
+    result, saved as a Tensor over ``x``'s storage with the operation as its
+    node, which gets the cotangent at the positions no write took and a zero
+    at the others, exactly torch's rule for writes into a result. So the
+    usual way to build an array in Array API code (fill, then write), and
+    ``xpx.at(y)[i].set(v)`` into a computed ``y``, differentiate.
     """
 
     reads_result = False
@@ -181,22 +215,30 @@ class _WrittenValue(Operation):
     @classmethod
     def record(cls, x: Tensor, value: Any, parts: tuple, selected: tuple) -> None:
         node = x._ctx
-        if node is None:
+        if node is None or node.__class__ is not cls:
+            history = node
             node = cls()
             node._result_layout = x._layout
             shape = tuple(x._layout.mode_sizes)
-            node.context["owner"] = np.full(shape, -1, dtype=np.int64)  # which write holds each position
+            node.context["owner"] = np.full(shape, _UNWRITTEN, dtype=np.int64)  # which write holds each position
             node.context["writes"] = []
+            node.context["history"] = history
+            if history is not None:
+                before = x._alias()
+                before._ctx = history
+                node._inputs = (before,)
+                node.context["writes"].append(None)
         owner = node.context["owner"]
         if isinstance(value, Tensor):
             index = len(node._inputs)
             node._inputs = node._inputs + (value,)
-            node._versions = node._versions + versions_of((value,))
             node.context["writes"].append((_positions(owner.shape, parts), selected))
         else:
-            index = -1
+            index = _CONSTANT
         owner[parts] = index
         x._ctx = node
+        # Taken after the write: the saved result history shares x's storage, which this write changed.
+        node._versions = versions_of(node._inputs)
         node._result_state = result_state(x)
 
     def backward(self, gradient: Tensor) -> tuple:
@@ -205,7 +247,18 @@ class _WrittenValue(Operation):
         owner = self.context["owner"].reshape(-1)
         flat = xp.reshape(natural(gradient, kind), (-1,))
         grads = []
-        for index, (value, (positions, selected)) in enumerate(zip(self._inputs, self.context["writes"])):
+        for index, (value, write) in enumerate(zip(self._inputs, self.context["writes"])):
+            if write is None:  # the result the first write went into: the positions no write took
+                kept = owner == _UNWRITTEN
+                if not kept.any():
+                    grads.append(None)
+                    continue
+                kept_g = flat if kept.all() else xp.where(xp.asarray(kept, device=flat.device), flat,
+                                                          xp.zeros_like(flat))
+                natural_shape = tuple(self._result_layout.mode_sizes)
+                grads.append(cotangent_for(value, _to_rev(xp.reshape(kept_g, natural_shape), value, xp), kind))
+                continue
+            positions, selected = write
             positions = positions.reshape(-1)
             held = owner[positions] == index  # later writes took the others over
             if not held.any():

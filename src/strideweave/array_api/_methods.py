@@ -59,6 +59,8 @@ def _inplace(name: str):
         self.copy_(result.detach())
         # The write is not recorded: the Tensor's old history no longer describes
         # its values, so it becomes a leaf (later gradients stop here).
+        if self._ctx is not None:
+            _indexing.SEVERED.add(self)
         self._ctx = None
         return self
     method.__name__ = f"__i{name}__"
