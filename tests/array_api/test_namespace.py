@@ -168,8 +168,13 @@ def test_inplace_dunders(carrier):
     with pytest.raises(ValueError, match="shape"):
         w += xp.ones((2, 2), device=carrier)
     h = w * 1.0
-    h += 1  # not recorded: h had history and becomes a leaf
-    assert h.is_leaf and values(h).tolist() == [2.0, 4.0]
+    h += 1  # recorded, as torch records it: multiply does not read its result
+    assert not h.is_leaf and values(h).tolist() == [2.0, 4.0]
+    xp.sum(h * h).backward()
+    assert values(w.grad).tolist() == [4.0, 8.0]
+    e = xp.exp(w)
+    e += 1  # not recorded: exp's backward reads its result, so e becomes a leaf
+    assert e.is_leaf
 
 
 def test_inplace_on_a_saved_tensor_is_named_at_backward(carrier):

@@ -74,18 +74,22 @@ def _write_into_results(m, x, v):
     return m.sum(y * y) + m.sum(z * z)
 
 
-def test_writes_into_results_differentiate_like_torch(carrier):
+def _matches_torch(program, carrier, *inputs):
+    """``program(xp, *tensors).backward()`` on ``carrier`` gives torch.autograd's gradients for ``inputs``."""
     torch = pytest.importorskip("torch")
     import array_api_compat.torch as torch_xp
 
-    x0 = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
-    v0 = np.array([0.5, -2.0], np.float32)
-    x, v = sw.tensor(x0, carrier=carrier), sw.tensor(v0, carrier=carrier)
-    _write_into_results(xp, x, v).backward()
-    xt, vt = torch.tensor(x0, requires_grad=True), torch.tensor(v0, requires_grad=True)
-    _write_into_results(torch_xp, xt, vt).backward()
-    np.testing.assert_allclose(_values(x.grad), xt.grad.numpy(), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(_values(v.grad), vt.grad.numpy(), rtol=1e-6, atol=1e-6)
+    tensors = [sw.tensor(a, carrier=carrier) for a in inputs]
+    program(xp, *tensors).backward()
+    references = [torch.tensor(a, requires_grad=True) for a in inputs]
+    program(torch_xp, *references).backward()
+    for t, r in zip(tensors, references):
+        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_writes_into_results_differentiate_like_torch(carrier):
+    _matches_torch(_write_into_results, carrier, np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
+                   np.array([0.5, -2.0], np.float32))
 
 
 def test_a_write_into_a_result_still_invalidates_graphs_that_saved_it(carrier):
@@ -209,3 +213,51 @@ def test_a_recorded_write_under_functional_retained_and_batched_traversals(carri
     for position, element in ((1, 0), (2, 1), (5, 2), (6, 3)):  # out[i, 1 + j] = 2 x[i, j]
         expected[position, element] = 2.0
     np.testing.assert_array_equal(rows, expected)
+
+
+# ----- in-place updates of results are recorded where the history stays exact ------------------------
+
+def _updates(m, x, d):
+    y = x * 2.0
+    y += 1.0
+    y *= 3.0
+    y[0, 1] = d[1] * 4.0
+    y -= d
+    y /= 2.0
+    y[1, :] = d * d
+    y += 1.0
+    z = m.sum(y, axis=0)
+    z += d[0]
+    return m.sum(y * y) + m.sum(z * z)
+
+
+def test_chains_of_updates_and_writes_differentiate_like_torch(carrier):
+    _matches_torch(_updates, carrier, np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3),
+                   np.array([0.5, -1.0, 2.0], np.float32))
+
+
+def test_an_update_still_invalidates_what_saved_its_operands(carrier):
+    x = _x(carrier)
+    y = x * 2.0
+    saved_before = y * y
+    y += 1.0
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        saved_before.sum().backward()
+    d = sw.tensor(np.ones(3, np.float32), carrier=carrier)
+    y = x * 2.0
+    y -= d
+    d.fill_(0.0)                          # the update saved d
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        y.sum().backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("update", [
+    lambda y, d: y.__imul__(d),           # a differentiable factor: its VJP reads y's old values
+    lambda y, d: sw.exp(y).__iadd__(1.0),  # exp reads its result
+], ids=["times a Tensor", "after exp"])
+def test_updates_that_would_need_old_values_are_not_recorded(carrier, update):
+    x = _x(carrier)
+    d = sw.tensor(np.full(3, 2.0, np.float32), carrier=carrier)
+    y = update(x * 2.0, d)
+    assert y.autograd_ctx is None         # a leaf, as an update under no_grad would leave it

@@ -10,7 +10,7 @@ selects are computed once on the host, and the result is a differentiable
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ..autograd.mode import _state
 from ..creation import tensor
 from ..dtypes import DType
 from ..layout import Shape
-from ..operation import Operation, result_state, versions_of
+from ..operation import Operation, _unique_carriers, result_state, versions_of
 from ..ops import reshape as _sw_reshape
 from ..ops._natural import _to_rev, natural
 from ..ops._support import cotangent_for, kind_of, sum_to
@@ -139,10 +139,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     if not recorded:
         node.note_write(mask, bumps)
         return
-    history = node if node is None or node.__class__ is not _WrittenValue else node.context["history"]
-    if history is not None:
-        history.note_write(mask, bumps)  # it gets a zero cotangent at the written positions
     _WrittenValue.record(x, value, parts, tuple(selected))
+    _forget_writes(x._ctx, x._carriers)
 
 
 def _recordable(x: Tensor, value: Any, node: Any) -> bool:
@@ -153,7 +151,8 @@ def _recordable(x: Tensor, value: Any, node: Any) -> bool:
     if not _state.enabled or x._dtype is not _FLOAT32:
         return False
     if node is not None and (node._released or (node.__class__ is not _WrittenValue and (
-            type(node).reads_result or node._result_layout != x._layout or not _history_intact(node)))):
+            type(node).reads_result or node._result_layout != x._layout or not history_intact(node)
+            or node._written is not None))):
         return False
     if not isinstance(value, Tensor):
         return node is not None  # a constant into a leaf needs no node
@@ -163,7 +162,37 @@ def _recordable(x: Tensor, value: Any, node: Any) -> bool:
     return not any(c is t for c in value._carriers for t in taken) and not _reads_storage_of(value, x)
 
 
-def _history_intact(node: Operation) -> bool:
+#: Tensors over a result's storage that stand for its values from before a recorded write or
+#: update (the input of ``_WrittenValue`` / the update's node that carries the old history).
+_BEFORE = IdentityMarks()
+
+
+def _forget_writes(node: Any, carriers: Sequence[Any]) -> None:
+    """A recorded write into ``carriers`` is no change to ``node`` and the history behind it.
+
+    ``node`` is the node of the Tensor just written; through the Tensors that
+    stand for its values before each recorded write (``_BEFORE``), its
+    history reaches back to the operation that first made it. None of these
+    nodes reads those values, and each was recorded for exactly them, so the
+    write is taken as seen: their result versions, and their saved versions
+    of the standing-in Tensors, move to the current ones. Every other saved
+    version is kept, so a write into anything else still fails backward.
+    """
+    def current(pairs):
+        return tuple(c._version if any(c is t for t in carriers) else v for c, v in pairs)
+
+    while node is not None:
+        state = node._result_state
+        if state is not None:
+            node._result_state = (state[0], current(zip(*state)))
+        before = next((t for t in node._inputs if t in _BEFORE), None)
+        if before is None:
+            return
+        node._versions = current(zip(_unique_carriers(node._inputs), node._versions))
+        node = before._ctx
+
+
+def history_intact(node: Operation) -> bool:
     """Whether ``node``'s result changed since it was recorded only by writes it noted: a history a
     write already made stale (``y.fill_``) fails at backward, and a recorded write would not help."""
     state = node._result_state
@@ -172,6 +201,44 @@ def _history_intact(node: Operation) -> bool:
     carriers, versions = state
     bumps = sum(c._version - v for c, v in zip(carriers, versions))
     return bumps == (node._written[1] if node._written is not None else 0)
+
+
+#: In-place operators whose update is recorded on a result: their VJPs read neither the target's
+#: old values (overwritten) nor, for these, anything but the other operand (a constant here).
+_UPDATES_ANY_OTHER = frozenset({"add", "subtract"})
+_UPDATES_CONSTANT_OTHER = frozenset({"multiply", "divide"})
+
+
+def record_update(target: Tensor, other: Any, update: Tensor, history: Any, name: str) -> bool:
+    """Make ``target op= other`` (already written into ``target``) the node of ``target``, as torch does.
+
+    ``update`` is ``target op other``, computed and recorded before the write;
+    ``history`` was ``target``'s node then. Where that node does not read its
+    result and the update's VJP reads neither ``target``'s old values nor a
+    differentiable ``other`` (``+=``, ``-=``, ``*=`` and ``/=`` by a constant),
+    the update's node takes ``target`` as its result and a Tensor over
+    ``target``'s storage with the old history as its input, which describes
+    the values from before the write exactly. Returns whether it did.
+    """
+    node = update._ctx
+    if node is None or history is None or history._released or type(history).reads_result:
+        return False
+    if history._written is not None or history._result_layout != target._layout:
+        return False
+    if name not in _UPDATES_ANY_OTHER and (name not in _UPDATES_CONSTANT_OTHER or (
+            isinstance(other, Tensor) and other._dtype is _FLOAT32)):
+        return False
+    if not any(t is target for t in node._inputs) or (isinstance(other, Tensor) and _reads_storage_of(other, target)):
+        return False
+    before = _BEFORE.add(target._alias())
+    before._ctx = history
+    node._inputs = tuple(before if t is target else t for t in node._inputs)
+    node._versions = versions_of(node._inputs)    # after the write, which nothing here reads
+    node._result_layout = target._layout
+    node._result_state = result_state(target)
+    target._ctx = node
+    _forget_writes(history, target._carriers)
+    return True
 
 
 def _reads_storage_of(value: Tensor, x: Tensor) -> bool:
@@ -224,21 +291,21 @@ class _WrittenValue(Operation):
             node.context["writes"] = []
             node.context["history"] = history
             if history is not None:
-                before = x._alias()
+                before = _BEFORE.add(x._alias())
                 before._ctx = history
                 node._inputs = (before,)
+                node._versions = versions_of(node._inputs)
                 node.context["writes"].append(None)
         owner = node.context["owner"]
         if isinstance(value, Tensor):
             index = len(node._inputs)
             node._inputs = node._inputs + (value,)
+            node._versions = node._versions + versions_of((value,))
             node.context["writes"].append((_positions(owner.shape, parts), selected))
         else:
             index = _CONSTANT
         owner[parts] = index
         x._ctx = node
-        # Taken after the write: the saved result history shares x's storage, which this write changed.
-        node._versions = versions_of(node._inputs)
         node._result_state = result_state(x)
 
     def backward(self, gradient: Tensor) -> tuple:

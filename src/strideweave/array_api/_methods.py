@@ -41,14 +41,18 @@ def _binary(name: str, reflected: bool = False):
 
 def _inplace(name: str):
     def method(self, other):
-        """In-place ``self op= other``: a value write (never recorded) that bumps the version.
+        """In-place ``self op= other``: a value write that bumps the version.
 
-        Like an update under ``torch.no_grad()`` (e.g. an optimiser step): a
-        graph that saved ``self`` names it at backward (spec version check),
-        and a Tensor that had autograd history becomes a leaf, since that
+        On a leaf it is an update, as under ``torch.no_grad()`` (an optimiser
+        step): a graph that saved ``self`` names it at backward (spec version
+        check). On the result of an operation whose history stays exact
+        (``+=``, ``-=``, and ``*=`` / ``/=`` by a constant, after an operation
+        that does not read its result) the update is recorded, as torch
+        records it. Any other Tensor with history becomes a leaf, since that
         history no longer describes its values; write ``x = x + y`` to
-        differentiate through the update.
+        differentiate through such an update.
         """
+        history = self._ctx
         result = getattr(_ops, name)(self, other)
         if result.shape != self.shape:
             raise ValueError(f"in-place {name}: the result shape {result.shape} differs from the target's "
@@ -56,10 +60,13 @@ def _inplace(name: str):
         if result.dtype is not self.dtype:
             raise TypeError(f"in-place {name}: the result dtype {result.dtype!r} differs from the target's "
                             f"dtype {self.dtype!r}")
+        intact = history is not None and _indexing.history_intact(history)
         self.copy_(result.detach())
-        # The write is not recorded: the Tensor's old history no longer describes
-        # its values, so it becomes a leaf (later gradients stop here).
-        if self._ctx is not None:
+        if intact and _indexing.record_update(self, other, result, history, name):
+            return self
+        # Not recorded: the Tensor's old history no longer describes its values,
+        # so it becomes a leaf (later gradients stop here).
+        if history is not None:
             _indexing.SEVERED.add(self)
         self._ctx = None
         return self
