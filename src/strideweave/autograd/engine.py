@@ -20,10 +20,10 @@ success.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from .._locks import locked
+from .._marks import IdentityMarks
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
 from ..operation import Ones, Unplaced, claim_allocated, claim_handed_on
@@ -47,12 +47,12 @@ def released_error(operation: Any) -> RuntimeError:
 #: Every gradient a traversal handed out (``.grad`` values and ``grad`` results), by
 #: identity (a WeakSet would compare Tensors with their elementwise ``==``). Held
 #: weakly: membership marks a Tensor as a detached gradient, nothing more.
-_GRADIENTS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+_GRADIENTS = IdentityMarks()
 
 
 def is_traversal_gradient(tensor: Tensor) -> bool:
     """Whether ``tensor`` is a gradient some traversal produced (a detached constant)."""
-    return _GRADIENTS.get(id(tensor)) is tensor
+    return tensor in _GRADIENTS
 
 
 def first_order_error(what: str) -> RuntimeError:
@@ -382,7 +382,7 @@ class Traversal:
         with locked([tensor for tensor, _ in staged]):
             updates = [(tensor, accumulated_gradient(tensor, total, self.owned(total))) for tensor, total in staged]
             for tensor, value in updates:
-                _GRADIENTS[id(value)] = value
+                _GRADIENTS.add(value)
                 tensor._grad = value
 
     def detached(self, tensor: Tensor) -> Tensor | None:
@@ -393,7 +393,7 @@ class Traversal:
             value = detached_gradient(tensor, total, self.owned(total))
         else:
             value = detached_batched(tensor, total, self.owned(total), self.batch)
-        _GRADIENTS[id(value)] = value
+        _GRADIENTS.add(value)
         return value
 
 
