@@ -32,10 +32,9 @@ __all__ = ["getitem", "setitem"]
 
 _FLOAT32 = DType.Float32
 
-#: Tensors whose history an in-place operator dropped (``x *= 2`` on a result): their values still
-#: depend on what that history computed from, so writing one into a result is not recorded, and
-#: backward then refuses the write wherever a cotangent reaches it (``xpx.at(y)[i].multiply(2)``
-#: reads ``y[i]``, scales it in place and writes it back).
+#: Tensors whose history an unrecorded in-place operator dropped (``t = exp(y); t += 1``): their
+#: values still depend on what that history computed from, so writing one into a result is not
+#: recorded, and backward then refuses the write wherever a cotangent reaches it.
 SEVERED = IdentityMarks()
 
 
@@ -109,10 +108,12 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     A key that selects nothing (an all-False mask, an empty slice) writes nothing,
     so it changes no version: graphs recorded before it stay valid. With
     gradients on, a write into a Float32 leaf, or into the result of a node
-    whose backward does not read its result, is recorded (``_WrittenValue``);
-    the node that made ``x`` then notes the positions (``Operation.note_write``)
-    and gets a zero cotangent there. Other writes are not recorded, and a
-    node whose result they changed fails at backward.
+    whose backward does not read its result, is recorded (``_WrittenValue``):
+    that node gets a zero cotangent at the written positions. Other writes
+    are not recorded; a node whose backward does not read its result notes
+    the positions (``Operation.note_write``) and accepts them only where no
+    cotangent reaches, and any other node whose result they changed fails at
+    backward.
     """
     shape = x._layout.mode_sizes
     parts = _host_key(key, shape)
@@ -126,8 +127,12 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
                              f"(it selects shape {tuple(selected)})") from None
         return
     node = x._ctx
-    recorded = _recordable(x, value, node)
-    if not recorded and (node is None or node._released or type(node).reads_result):
+    if _recordable(x, value, node):
+        _write_item(x, parts, key, value)
+        _WrittenValue.record(x, value, parts, tuple(selected))
+        _forget_writes(x._ctx, x._carriers)
+        return
+    if node is None or node._released or type(node).reads_result:
         _write_item(x, parts, key, value)
         return
     carriers = x._carriers
@@ -135,12 +140,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     _write_item(x, parts, key, value)
     mask = np.zeros(tuple(shape), dtype=bool)
     mask[parts] = True
-    bumps = sum(c._version for c in carriers) - before
-    if not recorded:
-        node.note_write(mask, bumps)
-        return
-    _WrittenValue.record(x, value, parts, tuple(selected))
-    _forget_writes(x._ctx, x._carriers)
+    node.note_write(mask, sum(c._version for c in carriers) - before)
 
 
 def _recordable(x: Tensor, value: Any, node: Any) -> bool:
@@ -150,9 +150,8 @@ def _recordable(x: Tensor, value: Any, node: Any) -> bool:
     value (the write would change what the node saved)."""
     if not _state.enabled or x._dtype is not _FLOAT32:
         return False
-    if node is not None and (node._released or (node.__class__ is not _WrittenValue and (
-            type(node).reads_result or node._result_layout != x._layout or not history_intact(node)
-            or node._written is not None))):
+    if node is not None and (node._released or (node.__class__ is not _WrittenValue
+                                                and not takes_recorded_write(node, x))):
         return False
     if not isinstance(value, Tensor):
         return node is not None  # a constant into a leaf needs no node
@@ -192,15 +191,19 @@ def _forget_writes(node: Any, carriers: Sequence[Any]) -> None:
         node = before._ctx
 
 
-def history_intact(node: Operation) -> bool:
-    """Whether ``node``'s result changed since it was recorded only by writes it noted: a history a
-    write already made stale (``y.fill_``) fails at backward, and a recorded write would not help."""
-    state = node._result_state
-    if state is None:
-        return True  # a result with no carrier object yet: nothing wrote to it
-    carriers, versions = state
-    bumps = sum(c._version - v for c, v in zip(carriers, versions))
-    return bumps == (node._written[1] if node._written is not None else 0)
+def takes_recorded_write(history: Operation, target: Tensor) -> bool:
+    """Whether a write into ``target``, the result of ``history``, can be recorded over that history.
+
+    The node must not read its result (the write replaces it) and must
+    describe ``target``'s values exactly now: no write since it was recorded,
+    noted or not (``y.fill_`` leaves a history that fails at backward anyway).
+    """
+    if history._released or type(history).reads_result or history._written is not None:
+        return False
+    if history._result_layout != target._layout:
+        return False
+    state = history._result_state
+    return state is None or all(c._version == v for c, v in zip(*state))
 
 
 #: In-place operators whose update is recorded on a result: their VJPs read neither the target's
@@ -213,17 +216,15 @@ def record_update(target: Tensor, other: Any, update: Tensor, history: Any, name
     """Make ``target op= other`` (already written into ``target``) the node of ``target``, as torch does.
 
     ``update`` is ``target op other``, computed and recorded before the write;
-    ``history`` was ``target``'s node then. Where that node does not read its
-    result and the update's VJP reads neither ``target``'s old values nor a
-    differentiable ``other`` (``+=``, ``-=``, ``*=`` and ``/=`` by a constant),
-    the update's node takes ``target`` as its result and a Tensor over
+    ``history`` was ``target``'s node then and could take a recorded write
+    (``takes_recorded_write``, asked before the write). Where the update's
+    VJP reads neither ``target``'s old values nor a differentiable ``other``
+    (``+=``, ``-=``, ``*=`` and ``/=`` by a constant), the update's node takes ``target`` as its result and a Tensor over
     ``target``'s storage with the old history as its input, which describes
     the values from before the write exactly. Returns whether it did.
     """
     node = update._ctx
-    if node is None or history is None or history._released or type(history).reads_result:
-        return False
-    if history._written is not None or history._result_layout != target._layout:
+    if node is None:
         return False
     if name not in _UPDATES_ANY_OTHER and (name not in _UPDATES_CONSTANT_OTHER or (
             isinstance(other, Tensor) and other._dtype is _FLOAT32)):
@@ -289,7 +290,6 @@ class _WrittenValue(Operation):
             shape = tuple(x._layout.mode_sizes)
             node.context["owner"] = np.full(shape, _UNWRITTEN, dtype=np.int64)  # which write holds each position
             node.context["writes"] = []
-            node.context["history"] = history
             if history is not None:
                 before = _BEFORE.add(x._alias())
                 before._ctx = history

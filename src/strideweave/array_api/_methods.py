@@ -60,9 +60,9 @@ def _inplace(name: str):
         if result.dtype is not self.dtype:
             raise TypeError(f"in-place {name}: the result dtype {result.dtype!r} differs from the target's "
                             f"dtype {self.dtype!r}")
-        intact = history is not None and _indexing.history_intact(history)
+        recordable = history is not None and _indexing.takes_recorded_write(history, self)
         self.copy_(result.detach())
-        if intact and _indexing.record_update(self, other, result, history, name):
+        if recordable and _indexing.record_update(self, other, result, history, name):
             return self
         # Not recorded: the Tensor's old history no longer describes its values,
         # so it becomes a leaf (later gradients stop here).
