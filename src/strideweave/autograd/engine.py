@@ -223,6 +223,10 @@ class Traversal:
                             grads, allocated = node.backward_flat(flat)
                         finally:
                             node.wanted = None
+                    if allocated is None:
+                        # The incoming buffer, handed on to the one input: it stays this traversal's
+                        # own unless a settled total (a retained ``.grad``) shares it.
+                        allocated = (key in owned and not observed,)
                     # One pass per input: count the edge as consumed, then add the contribution.
                     for tensor, contribution, fresh in zip(inputs, grads, allocated):
                         child = tensor._ctx

@@ -48,8 +48,8 @@ class Primitive(Operation):
         # Set by the engine for one backward call: which inputs need a cotangent at all
         # (functional grad skips leaves nobody asked for). None means all of them.
         self.wanted = None
-        # Set by forward when it ran on flat buffers: every saved input and the result
-        # share one dense layout on ``place``, so backward can run on raw arrays.
+        # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
+        # input and the result are dense on ``place`` (elementwise: in one shared layout).
         self.flat = False
 
     @classmethod
@@ -100,7 +100,10 @@ class Primitive(Operation):
         ``g`` is the cotangent as a 1-D array in the result's storage order.
         Returns one 1-D array (or None) per saved input, in that input's
         storage order, and for each whether this call allocated it (the
-        engine may then add into it in place and hand it out as a ``.grad``).
+        engine may then add into it in place and hand it out as a ``.grad``);
+        ``None`` instead of the flags hands ``g`` itself on to the one input.
+        Besides elementwise nodes, matmul, full reductions and whole-buffer
+        views run flat where their Tensors are dense (``flat_capable``).
         """
         raise NotImplementedError(f"{type(self).__name__} ran flat but has no backward_flat")
 

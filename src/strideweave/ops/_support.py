@@ -291,6 +291,33 @@ def dense_carrier(tensor: Tensor, kind: CarrierKind):
     return None
 
 
+def flat_capable(tensors: Sequence[Tensor], kind: CarrierKind) -> bool:
+    """Whether a node over ``tensors`` on ``kind`` may run backward on raw storage-order buffers.
+
+    Every Tensor must be dense over its whole carrier on ``kind``, and the
+    carrier's arrays must reshape for free (not ``keeps_shape``: on JAX a
+    reshape between 1-D and N-D is a copy, so those nodes keep N-D Tensors).
+    """
+    if kind[0].keeps_shape:
+        return False
+    for tensor in tensors:
+        if dense_carrier(tensor, kind) is None:
+            return False
+    return True
+
+
+def lines_up(tensor: Tensor, layout: Layout, kind: CarrierKind) -> bool:
+    """Whether dense ``tensor``'s buffer, reshaped, is its operand to an elementwise result in dense
+    ``layout`` (the same layout, or a broadcast row of it: ``lined_up_shape``)."""
+    return dense_carrier(tensor, kind) is not None and (
+        tensor._layout == layout or lined_up_shape(tensor._layout, layout) is not None)
+
+
+def storage_flat(values: Any, layout: Layout, kind: CarrierKind) -> Any:
+    """A rev array of dense ``layout``'s leaves as its 1-D buffer in storage order (a raw cotangent)."""
+    return reshaped(to_storage(values, layout, kind[1]), (-1,), kind)
+
+
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
     """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in a dense layout, else None.
 
@@ -581,13 +608,15 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
             if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
-            if cls.backend in _EAGER and layout.size > 1:
+            if not cls.keeps_shape:
+                values = spread(one, layout.size, kind_of(carrier), unit)
+            elif cls.backend in _EAGER and layout.size > 1:
                 value = 1.0 if unit else float(one[0])
-                if defer and cls.keeps_shape and value == 1.0:
+                if defer and value == 1.0:
                     return Unplaced(values, unit=True)
                 # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
                 # several times faster than it broadcasts a buffer's value.
-                values = xp.full(shape, value, dtype=one.dtype) if cls.keeps_shape else xp.broadcast_to(one, shape)
+                values = xp.full(shape, value, dtype=one.dtype)
                 if value == 1.0:
                     _mark_unit(values)
             else:
@@ -604,6 +633,20 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     if defer:
         return Unplaced(values)
     return allocated(Tensor._make(carrier.placed(layout, values), layout, 0))
+
+
+def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False) -> Any:
+    """One value (a one-element 1-D array) for each of ``size`` elements, as a stride-0 view.
+
+    A full reduction's gradient. Where the value is 1 (``unit``: known to be)
+    the view is flagged unit, so ``times`` skips multiplying by it; reading
+    it back is cheap on eager backends only. Not for ``keeps_shape``
+    carriers, which have no stride-0 views (``cotangent_for`` fills there).
+    """
+    values = kind[1].broadcast_to(one, (size,))
+    if size > 1 and (unit or is_unit(one) or (kind[0].backend in _EAGER and float(one[0]) == 1.0)):
+        _mark_unit(values)
+    return values
 
 
 # ----- batched cotangents ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..carriers.base import unit_alias
 from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..operation import Ones
@@ -20,10 +21,10 @@ from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
 from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive
-from ._support import (MixedBlocks, as_array_like, broadcast_modes, cast_values, dense_carrier, expand, flat_operand,
-                       flat_gradient, from_storage, gradient_values, operand, place, result_layout,
-                       scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times,
-                       unbroadcast, wrap)
+from ._support import (InStorageOrder, MixedBlocks, as_array_like, broadcast_modes, cast_values, dense_carrier, expand,
+                       flat_operand, flat_gradient, from_storage, gradient_values, lines_up, operand, place, reshaped,
+                       result_layout, scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape,
+                       times, unbroadcast, wrap)
 
 
 _canonical = Layout.canonical
@@ -104,6 +105,9 @@ class _Binary(Primitive):
             layout = result_layout(a_modes, (a, b))
         else:
             layout = result_layout(broadcast_modes(a_modes, b_modes), (a, b))
+        # Operands whose buffers line up with the result (a broadcast row, say) run backward on raw
+        # buffers too, where arrays reshape for free (forward undoes this for mixed dtypes).
+        self.flat = not kind[0].keeps_shape and lines_up(a, layout, kind) and lines_up(b, layout, kind)
         return kind, layout, storage_operand(a, layout, kind), storage_operand(b, layout, kind)
 
     def _tensor_operand(self, tensor: Tensor, options) -> tuple:
@@ -156,6 +160,9 @@ class _Binary(Primitive):
         if saved is None:
             wanted = self.wanted
             av, bv = flat_values(inputs[0]), flat_values(inputs[1])
+            size = g.shape[0]
+            if av.shape[0] != size or bv.shape[0] != size:
+                return self._lined_up_flat(g, out)
             ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
             gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
@@ -168,16 +175,27 @@ class _Binary(Primitive):
         # By the rule contract a VJP result is new or one of its array arguments.
         return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
-    def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
-        """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
+    def _lined_up_flat(self, g: Any, out: Any) -> tuple[tuple, tuple]:
+        """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
+        kind = self.place
+        result = self._result_layout
+        g = unit_alias(g, reshaped(g, storage_shape(result), kind))
+        # Both operands line up with the result (forward checked), so each gradient is in its own
+        # storage order: flat already, or ``InStorageOrder`` N-D.
+        grads, fresh = self._in_storage_order(g, out)
+        return tuple(None if values is None else reshaped(
+            values.values if values.__class__ is InStorageOrder else values, (-1,), kind) for values in grads), fresh
+
+    def _in_storage_order(self, g: Any, out: Any) -> tuple[tuple, tuple]:
+        """Each operand's gradient from ``g`` (the cotangent in the dense result's storage shape), as
+        ``storage_cotangent`` returns it, and for each whether it is a sum made here."""
         kind = self.place
         xp = kind.namespace
         result = self._result_layout
         a, b = self._inputs
-        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, result, kind)
         av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
         if out is not None and out.ndim != g.ndim:
-            out = xp.reshape(out, storage_shape(result))
+            out = reshaped(out, storage_shape(result), kind)
         wanted = self.wanted
         ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
         gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
@@ -185,7 +203,13 @@ class _Binary(Primitive):
         # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
         ca, fresh_a = storage_cotangent(ga, a, result, xp)
         cb, fresh_b = storage_cotangent(gb, b, result, xp)
-        return self.cotangents((ca, cb), fresh=(fresh_a, fresh_b))
+        return (ca, cb), (fresh_a, fresh_b)
+
+    def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
+        """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
+        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.place)
+        grads, fresh = self._in_storage_order(g, out)
+        return self.cotangents(grads, fresh=fresh)
 
     def _promoted_backward(self, gradient: Tensor, values: list | None) -> tuple:
         """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""

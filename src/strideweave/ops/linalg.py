@@ -13,10 +13,10 @@ from typing import Any, Sequence
 
 from ..dtypes import result_type
 from ..layout import Layout
-from ..tensor import Tensor, _modes_view
+from ..tensor import Tensor, _modes_view, flat_values
 from ._primitive import Primitive
-from ._support import (broadcast_modes, cast_values, gradient_values, mode_operand, operand, place, reshaped,
-                       sum_to as _sum_to, wrap)
+from ._support import (broadcast_modes, cast_values, flat_capable, gradient_values, mode_operand, operand, place,
+                       reshaped, storage_flat, storage_perm, storage_shape, sum_to as _sum_to, wrap)
 
 __all__ = ["matmul", "tensordot"]
 
@@ -70,6 +70,8 @@ class Matmul(Primitive):
             # The array's own ``@`` (the standard's __matmul__) skips the namespace wrapper's checks.
             av, bv = _both(mode_operand, a, b, kind)
             out = bv @ av
+            # Dense operands of one dtype: backward takes and returns raw storage-order buffers.
+            self.flat = a._dtype is b._dtype and flat_capable((a, b), kind)
         else:
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
             b_batch = b_modes[:-2] if len(b_modes) > 1 else ()
@@ -80,6 +82,14 @@ class Matmul(Primitive):
         return wrap(out, Layout.canonical(out_modes), kind)
 
     supports_batched = True
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        kind = self.place
+        a, b = self._inputs
+        g = reshaped(g, self._result_layout.mode_sizes[::-1], kind)
+        grad_a = _product_in_storage(_dense_modes(b, kind).T, g, a._layout, kind) if self.wants(0) else None
+        grad_b = _product_in_storage(g, _dense_modes(a, kind).T, b._layout, kind) if self.wants(1) else None
+        return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
 
     def backward(self, gradient: Tensor) -> tuple:
         kind = self.place
@@ -124,6 +134,32 @@ class Matmul(Primitive):
         return self.cotangents((None if grad_a is None else _natural_to_rev_leaves(xp, grad_a, a._layout, lead),
                                 None if grad_b is None else _natural_to_rev_leaves(xp, grad_b, b._layout, lead)),
                                batch)
+
+
+def _dense_modes(tensor: Tensor, kind) -> Any:
+    """``mode_operand`` of a Tensor dense over its whole buffer: the buffer reshaped (and transposed
+    when it is stored against rev order), with no strided gather."""
+    layout = tensor._layout
+    perm = storage_perm(layout)
+    if perm is None:
+        return reshaped(flat_values(tensor), layout.mode_sizes[::-1], kind)
+    if perm == (1, 0):
+        return reshaped(flat_values(tensor), storage_shape(layout), kind).T
+    return mode_operand(tensor, kind)
+
+
+def _product_in_storage(left: Any, right: Any, layout: Layout, kind) -> Any:
+    """``left @ right``, the rev array of a two-mode ``layout``'s modes, as 1-D in its storage order.
+
+    Storage running against rev order (a transposed operand, a row-major
+    wrap) takes the transposed product, which the GEMM writes in that order.
+    """
+    perm = storage_perm(layout)
+    if perm is None:
+        return reshaped(left @ right, (-1,), kind)
+    if perm == (1, 0):
+        return reshaped(right.T @ left.T, (-1,), kind)
+    return storage_flat(reshaped(left @ right, layout.rev_leaf_shape, kind), layout, kind)
 
 
 def _broadcast_batch(a: tuple, b: tuple) -> tuple:

@@ -10,7 +10,7 @@ from ..carriers.base import unit_alias
 from ..layout import Layout
 from ..tensor import Tensor
 from ._primitive import Primitive
-from ._support import dense_carrier, gradient_values, leaves_of, operand, place, reshaped, wrap
+from ._support import dense_carrier, gradient_values, leaves_of, operand, place, reshaped, spread, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -80,6 +80,8 @@ class _Reduction(Primitive):
             # Every axis reduced: the buffer says it all, in whatever shape it was computed.
             values = carrier.dense_values()
             out = self.compute(xp, values, tuple(range(values.ndim)))
+            # Backward spreads one value over the flat buffer: raw, where arrays reshape for free.
+            self.flat = not kind[0].keeps_shape
         else:
             out = self.compute(xp, operand(x, kind), axes)
         self.place = kind
@@ -96,6 +98,13 @@ class _Reduction(Primitive):
         return wrap(reshaped(out, out_layout.rev_leaf_shape, kind), out_layout, kind)
 
     supports_batched = True
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        # A full reduction that reads neither its input nor its result: ``g`` holds one value.
+        kind = self.place
+        axes, _, _, inv_count = self.saved
+        one = self.vjp(kind[1], g, None, axes, None, inv_count)
+        return (spread(one, self._inputs[0]._layout.size, kind),), (False,)  # a stride-0 view
 
     def backward(self, gradient: Tensor) -> tuple:
         xp = self.place.namespace

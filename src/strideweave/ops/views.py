@@ -17,8 +17,8 @@ from ..layout import Layout, Shape
 from ..operation import allocated, handed_on
 from ..tensor import Tensor
 from ._primitive import Primitive
-from ._support import (BatchUnsupported, broadcast_axes, broadcast_modes, dense_carrier, kind_of, leaves_of,
-                       operand, wrap)
+from ._support import (BatchUnsupported, broadcast_axes, broadcast_modes, dense_carrier, flat_capable, kind_of,
+                       leaves_of, operand, wrap)
 
 __all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
@@ -89,9 +89,22 @@ class View(Primitive):
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
         self.saved = offset
-        result = Tensor._make(x._carriers[0], layout, offset)
+        carrier = x._carriers[0]
+        result = Tensor._make(carrier, layout, offset)
         result._dtype = x._dtype
+        if offset == 0 and layout.size == carrier._size and x._blocks is None:
+            # A permutation of a dense source's whole buffer (transpose, permute, reshape):
+            # both read the same storage slot for slot, so one raw cotangent serves both.
+            kind = carrier._kind or carrier.kind
+            if flat_capable((x, result), kind):
+                self.place = kind
+                self.flat = True
         return result
+
+    def backward_flat(self, g: Any) -> tuple[tuple, None]:
+        # The view's cotangent in storage order is the source's: handed on as it is (``None``:
+        # this call allocated nothing, and the buffer stays owned by whoever owned it).
+        return (g,), None
 
     def backward(self, gradient: Tensor) -> tuple:
         if gradient._layout.rank != self._result_layout.rank:
