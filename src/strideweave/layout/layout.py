@@ -170,6 +170,7 @@ def _canonical(shape_modes: tuple) -> "Layout":
     result = Layout._trusted(shape_modes, stride_modes)
     _set(result, "_aliasing", "injective")
     _set(result, "_is_canonical", True)
+    _set(result, "_is_compact", True)
     return result
 
 
@@ -194,6 +195,7 @@ class Layout:
         "_aliasing",
         "_rev_leaf_shape",
         "_is_canonical",
+        "_is_compact",
         "_hash",
         "_shape",
         "_stride",
@@ -405,7 +407,12 @@ class Layout:
 
     def is_compact(self) -> bool:
         """True when the layout is a bijection onto ``[0, size)``."""
-        return self.aliasing() == "injective" and self.cosize == self.size
+        try:
+            return self._is_compact
+        except AttributeError:
+            result = self.aliasing() == "injective" and self.cosize == self.size
+            _set(self, "_is_compact", result)
+            return result
 
     def is_canonical(self) -> bool:
         """True when this is exactly ``Layout.canonical(self.shape)``."""

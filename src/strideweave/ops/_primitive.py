@@ -53,17 +53,21 @@ class Primitive(Operation):
         self.flat = False
 
     @classmethod
-    def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None) -> Tensor:
+    def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None,
+                    values: Any = None) -> Tensor:
         """The result of a flat forward run outside ``__call__``, recorded as a node of this class.
 
         The elementwise hot path: every Tensor in ``inputs`` is Float32 and
         dense in ``layout`` on ``kind``, and ``out`` is the flat result in
-        their storage order. Recording follows ``Operation.__call__`` (grad
-        mode, saved versions, content watch) without its generic checks.
+        their storage order (``values``: the first input's buffer, where the
+        caller has it). Recording follows ``Operation.__call__`` (grad mode,
+        saved versions, content watch) without its generic checks.
         """
         native = out.dtype
         first = inputs[0]
-        dtype = first._dtype if native is flat_values(first).dtype else kind[0]._sw_dtype_in(kind[1], native)
+        if values is None:
+            values = flat_values(first)
+        dtype = first._dtype if native is values.dtype else kind[0]._sw_dtype_in(kind[1], native)
         result = Tensor._from_raw(out, layout, kind, dtype)
         if not _state.enabled:
             return result

@@ -268,8 +268,7 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
 
 
 def _dense(layout: Layout) -> bool:
-    # is_canonical() is cached on the layout; is_compact() is derived on every call (hot path).
-    return layout.is_canonical() or layout.is_compact()
+    return layout.is_compact()  # cached on the layout
 
 
 class InStorageOrder:

@@ -83,13 +83,18 @@ class _Binary(Primitive):
 
         None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
         """
-        flat = flat_operand(tensor)
-        if flat is None:
-            return None
-        values, kind = flat
+        values = tensor._raw
+        if values is not None:
+            kind = tensor._kind
+        else:
+            flat = flat_operand(tensor)
+            if flat is None:
+                return None
+            values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
         saved = (scalar, position)
-        return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved)
+        return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved,
+                               values)
 
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
@@ -302,7 +307,7 @@ class _Unary(Primitive):
             return None
         values, kind = flat
         out = cls.compute(kind[1], values)
-        return cls.record_flat((x,), out, x._layout, kind, out if cls.keeps_result else None)
+        return cls.record_flat((x,), out, x._layout, kind, out if cls.keeps_result else None, values)
 
     supports_batched = True
 

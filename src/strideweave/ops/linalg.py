@@ -68,10 +68,11 @@ class Matmul(Primitive):
         if len(a_modes) == 2 and len(b_modes) == 2:
             out_modes = (a_modes[0], b_modes[1])
             # The array's own ``@`` (the standard's __matmul__) skips the namespace wrapper's checks.
-            av, bv = _both(mode_operand, a, b, kind)
-            out = bv @ av
-            # Dense operands of one dtype: backward takes and returns raw storage-order buffers.
+            # Dense operands of one dtype: read as their buffers, and backward takes and returns
+            # raw storage-order buffers.
             self.flat = a._dtype is b._dtype and flat_capable((a, b), kind)
+            av, bv = (_dense_modes(a, kind), _dense_modes(b, kind)) if self.flat else _both(mode_operand, a, b, kind)
+            out = bv @ av
         else:
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
             b_batch = b_modes[:-2] if len(b_modes) > 1 else ()

@@ -92,11 +92,11 @@ class View(Primitive):
         carrier = x._carriers[0]
         result = Tensor._make(carrier, layout, offset)
         result._dtype = x._dtype
-        if offset == 0 and layout.size == carrier._size and x._blocks is None:
+        if offset == 0 and layout.size == carrier._size and layout.is_compact():
             # A permutation of a dense source's whole buffer (transpose, permute, reshape):
             # both read the same storage slot for slot, so one raw cotangent serves both.
             kind = carrier._kind or carrier.kind
-            if flat_capable((x, result), kind):
+            if flat_capable((x,), kind):
                 self.place = kind
                 self.flat = True
         return result
