@@ -113,3 +113,62 @@ def test_a_broadcast_operand_gets_its_sum_in_its_own_storage_order(carrier):
     np.testing.assert_allclose(_values(column.grad), (av * rv).sum(axis=1, keepdims=True), rtol=1e-5)
     np.testing.assert_allclose(_values(a.grad), np.broadcast_to(rv * cv, (3, 4)), rtol=1e-6)
     assert row.grad.layout == row.layout and column.grad.layout == column.layout
+
+
+BROADCAST_OPS = {
+    "add": (sw.add, torch.add), "subtract": (sw.subtract, torch.subtract),
+    "multiply": (sw.multiply, torch.multiply), "divide": (sw.divide, torch.divide),
+    "power": (sw.pow, torch.pow), "maximum": (sw.maximum, torch.maximum),
+    "atan2": (sw.atan2, torch.atan2), "hypot": (sw.hypot, torch.hypot),
+    "logaddexp": (sw.logaddexp, torch.logaddexp),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROADCAST_OPS))
+@pytest.mark.parametrize("orders", ["CC", "CF", "FF"])
+def test_outer_broadcasting_matches_torch_for_every_binary_rule(carrier, name, orders):
+    """Two operands that both stretch ((3, 1) against (1, 4)), then a full operand against a row."""
+    sw_op, torch_op = BROADCAST_OPS[name]
+    column0 = RNG.uniform(0.5, 2.0, (3, 1)).astype(np.float32)
+    row0 = RNG.uniform(0.5, 2.0, (1, 4)).astype(np.float32)
+    full0 = RNG.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
+    column, row, full = (_leaf(v, carrier, o) for v, o in ((column0, orders[0]), (row0, orders[1]),
+                                                            (full0, orders[0])))
+    outer = sw_op(column, row)
+    sw.sum(sw_op(full, outer) * outer).backward()
+    tc, tr, tf = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (column0, row0, full0))
+    t_outer = torch_op(tc, tr)
+    (torch_op(tf, t_outer) * t_outer).sum().backward()
+    for leaf, reference in ((column, tc), (row, tr), (full, tf)):
+        assert leaf.grad.layout == leaf.layout
+        np.testing.assert_allclose(_values(leaf.grad), reference.grad.numpy(), rtol=5e-5, atol=1e-5)
+
+
+def test_functional_grad_prunes_unrequested_leaves_on_the_raw_path(carrier):
+    x, W1, b1, W2 = (_leaf(v, carrier, "C") for v in (X0, W10, B10, W20))
+    out = _mlp(sw, x, W1, b1, W2, sw.transpose)
+    loss = sw.sum(out)
+    (gW1,) = sw.grad(loss, [W1], sw.tensor(np.ones(1, dtype=np.float32), carrier=carrier))
+    _, expected_W1, _, _ = _torch_grads()
+    np.testing.assert_allclose(_values(gW1), expected_W1, rtol=2e-5, atol=1e-6)
+    assert all(leaf.grad is None for leaf in (x, W1, b1, W2))
+
+
+def test_matmul_over_nested_modes_in_either_storage_order(carrier):
+    """A (2, 3) nested mode takes part as one axis of 6, flattened colexicographically."""
+    values = RNG.standard_normal(24).astype(np.float32)
+    B0 = RNG.standard_normal((4, 5)).astype(np.float32)
+    nested = sw.Layout(sw.Shape([[2, 3], 4]))                           # (6, 4), canonical
+    nested_rows = sw.Layout(sw.Shape([[2, 3], 4]), sw.Stride([[4, 8], 1]))  # row-major over (6, 4)
+    for layout in (nested, nested_rows):
+        A = sw.Tensor.from_storage(values, layout, carrier=carrier)
+        B = _leaf(B0, carrier, "C")
+        sw.sum(sw.tanh(A @ B)).backward()
+        A_natural = _values(A).reshape(6, 4, order="F") if _values(A).ndim != 2 else _values(A)
+        tA = torch.tensor(A_natural, requires_grad=True)
+        tB = torch.tensor(B0.astype(np.float64), requires_grad=True)
+        torch.tanh(tA @ tB).sum().backward()
+        np.testing.assert_allclose(_values(B.grad), tB.grad.numpy(), rtol=2e-5, atol=1e-6)
+        assert A.grad.layout == A.layout
+        np.testing.assert_allclose(_values(A.grad).reshape(tA.shape, order="F") if _values(A.grad).ndim != 2
+                                   else _values(A.grad), tA.grad.numpy(), rtol=2e-5, atol=1e-6)
