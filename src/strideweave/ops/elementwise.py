@@ -172,7 +172,7 @@ class _Binary(Primitive):
             gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         scalar, scalar_position = saved
-        values = flat_values(inputs[0])
+        values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
         if scalar_position == 1:
             grad = self.vjp_first(xp, g, values, scalar, out)
         else:
