@@ -207,8 +207,12 @@ class Operation:
     ``autograd_ctx`` when the spec's recording conditions hold.
     """
 
-    __slots__ = ("_inputs", "_versions", "_context", "_released", "_result_layout", "_result_state", "_written",
-                 "__dict__")
+    __slots__ = ("_inputs", "_versions", "_released", "_result_layout", "_result_state", "__dict__")
+    # Rarely set, so class defaults rather than slots every node would initialise: the
+    # ``context`` dict (custom operations), and ``(mask of positions written by
+    # ``result[key] = value``, version bumps they made)`` once a write is noted.
+    _context: dict | None = None
+    _written: tuple | None = None
     #: True for the library's own operations (``ops``' Primitive): the engine may hand their
     #: backward a shared cotangent and set ``wanted``; a custom backward gets a private copy.
     builtin = False
@@ -227,14 +231,11 @@ class Operation:
         self = object.__new__(cls)
         self._inputs: tuple[Tensor, ...] = ()
         self._versions: tuple[int, ...] = ()
-        self._context: dict | None = None
         self._released = False
         self._result_layout = None
         # (carriers, versions) of the result's storage when recorded; None while the result
         # has no carrier object (``Tensor._from_raw``), which nothing can have written to.
         self._result_state = None
-        # (mask of positions written by ``result[key] = value``, version bumps they made), or None
-        self._written = None
         return self
 
     # -- the two methods a subclass writes -------------------------------------------
@@ -265,7 +266,8 @@ class Operation:
         if result.__class__ is not Tensor and not isinstance(result, Tensor):
             raise TypeError(f"{type(self).__name__}.forward must return a Tensor, got {type(result).__name__}")
         if result._dtype is not _FLOAT32:
-            self._context = None
+            if self._context is not None:  # not recorded: its saved state is dropped
+                self._context = None
             if result._dtype.kind in ("float", "complex"):
                 trace_lost_precision(type(self).__name__, args, result)
             return result
@@ -281,7 +283,8 @@ class Operation:
                     differentiable = True
         inputs = args if len(tensors) == len(args) else tuple(tensors)
         if not differentiable:
-            self._context = None
+            if self._context is not None:
+                self._context = None
             return result
         self._inputs = inputs
         self._result_layout = result._layout
@@ -316,9 +319,11 @@ class Operation:
         """Drop saved inputs, versions and context; the node stays attached to its result."""
         self._inputs = ()
         self._versions = ()
-        self._context = None
+        if self._context is not None:
+            self._context = None
+        if self._written is not None:
+            self._written = None
         self._result_state = None
-        self._written = None
         self._released = True
 
     def note_write(self, mask: Any, bumps: int) -> None:

@@ -77,11 +77,9 @@ class Primitive(Operation):
             return result
         node = object.__new__(cls)
         node._inputs = inputs
-        node._context = None
         node._released = False
         node._result_layout = layout
         node._result_state = None  # the result has no carrier yet (see Tensor._materialize)
-        node._written = None
         node.place = kind
         node.saved = saved
         node.wanted = None
