@@ -172,3 +172,19 @@ def test_matmul_over_nested_modes_in_either_storage_order(carrier):
         assert A.grad.layout == A.layout
         np.testing.assert_allclose(_values(A.grad).reshape(tA.shape, order="F") if _values(A.grad).ndim != 2
                                    else _values(A.grad), tA.grad.numpy(), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["multiply", "add"])
+def test_a_full_operands_gradient_is_private_whether_or_not_flattening_copied(carrier, name):
+    """``sum(A * w)``: A's gradient is w broadcast, which flattening copies; ``sum(A + w)``: the ones."""
+    A0 = RNG.standard_normal((3, 4)).astype(np.float32)
+    w0 = RNG.standard_normal((1, 4)).astype(np.float32)
+    A, w = _leaf(A0, carrier, "C"), _leaf(w0, carrier, "C")
+    sw.sum(BROADCAST_OPS[name][0](A, w)).backward()
+    expected_A = np.broadcast_to(w0, (3, 4)) if name == "multiply" else np.ones((3, 4))
+    expected_w = A0.sum(axis=0, keepdims=True) if name == "multiply" else np.full((1, 4), 3.0)
+    np.testing.assert_allclose(_values(A.grad), expected_A, rtol=1e-6)
+    A.grad.fill_(7.0)
+    np.testing.assert_allclose(_values(w.grad), expected_w, rtol=1e-5)
+    np.testing.assert_array_equal(_values(w), w0)
+    np.testing.assert_array_equal(_values(A), A0)

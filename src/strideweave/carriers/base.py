@@ -297,6 +297,14 @@ class Carrier:
         """
         return into + other
 
+    @staticmethod
+    def _copied(source, result):
+        """Whether ``result``, a reshape of ``source``, is a new array rather than a view of it.
+
+        False where the library cannot tell cheaply: the caller then treats it as shared.
+        """
+        return False
+
     def _copy_values(self, into=None):
         """A private copy of the buffer (``into``: a previous copy to reuse where the library allows)."""
         return self._xp.asarray(self._array, copy=True)

@@ -56,6 +56,10 @@ class NumpyCarrier(LibraryCarrier):
     def _accumulate(into, other):
         return np.add(into, other, out=into)
 
+    @staticmethod
+    def _copied(source, result):
+        return not np.may_share_memory(source, result)  # bounds only: "may" errs towards shared
+
     def _copy_values(self, into=None):
         a = self._array
         if a.nbytes <= _SMALL_COMPARE:

@@ -76,6 +76,10 @@ class TorchCarrier(LibraryCarrier):
     def _accumulate(into, other):
         return into.add_(other)
 
+    @staticmethod
+    def _copied(source, result):
+        return result.untyped_storage().data_ptr() != source.untyped_storage().data_ptr()
+
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod

@@ -188,8 +188,18 @@ class _Binary(Primitive):
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
         grads, fresh = self._in_storage_order(g, out)
-        return tuple(None if values is None else reshaped(
-            values.values if values.__class__ is InStorageOrder else values, (-1,), kind) for values in grads), fresh
+        flats, owned = [], []
+        for values, made in zip(grads, fresh):
+            if values is None:
+                flats.append(None)
+                owned.append(False)
+                continue
+            shaped = values.values if values.__class__ is InStorageOrder else values
+            flat = reshaped(shaped, (-1,), kind)
+            flats.append(flat)
+            # A reshape that had to copy (a broadcast view of saved values, say) made a new buffer.
+            owned.append(made or (flat is not shaped and kind[0]._copied(shaped, flat)))
+        return tuple(flats), tuple(owned)
 
     def _in_storage_order(self, g: Any, out: Any) -> tuple[tuple, tuple]:
         """Each operand's gradient from ``g`` (the cotangent in the dense result's storage shape), as
