@@ -21,8 +21,9 @@ from ..dtypes import DType
 from ..layout import Shape
 from ..operation import Operation, _unique_carriers, result_state, versions_of
 from ..ops import reshape as _sw_reshape
+from ..ops._broadcasting import sum_to
 from ..ops._natural import _to_rev, natural
-from ..ops._support import cotangent_for, kind_of, sum_to
+from ..ops._support import cotangent_for, kind_of
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem
 from ..ops.views import setitem as _view_setitem

@@ -17,8 +17,9 @@ from typing import Any
 from ..carriers import transfer
 from ..carriers.registry import default_int
 from ..tensor import Tensor
+from ._broadcasting import sum_to as _sum_to
 from ._natural import natural, natural_op, wrap_natural
-from ._support import kind_of, place, sum_to as _sum_to
+from ._support import kind_of, place
 
 __all__ = [
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",

@@ -19,12 +19,12 @@ from ..layout import Layout
 from ..operation import Ones
 from ..tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
+from ._broadcasting import broadcast_modes, expand, unbroadcast
 from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive
-from ._support import (InStorageOrder, MixedBlocks, as_array_like, broadcast_modes, cast_values, dense_carrier, expand,
-                       flat_operand, flat_gradient, from_storage, gradient_values, lines_up, operand, place, reshaped,
-                       result_layout, scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape,
-                       times, unbroadcast, wrap)
+from ._support import (InStorageOrder, MixedBlocks, as_array_like, cast_values, dense_carrier, flat_operand,
+                       flat_gradient, from_storage, gradient_values, lines_up, operand, place, reshaped, result_layout,
+                       scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times, wrap)
 
 
 _canonical = Layout.canonical

@@ -6,7 +6,8 @@ from typing import Any
 
 from .._locks import lock_for
 from ..tensor import Tensor
-from ._support import broadcast_modes, expand, kind_of, operand, scalar_operand
+from ._broadcasting import broadcast_modes, expand
+from ._support import kind_of, operand, scalar_operand
 
 __all__ = ["write"]
 

@@ -14,9 +14,10 @@ from typing import Any, Sequence
 from ..dtypes import result_type
 from ..layout import Layout
 from ..tensor import Tensor, _modes_view, flat_values
+from ._broadcasting import broadcast_modes, sum_to as _sum_to
 from ._primitive import Primitive
-from ._support import (broadcast_modes, cast_values, flat_capable, gradient_values, mode_operand, operand, place,
-                       reshaped, storage_flat, storage_perm, storage_shape, sum_to as _sum_to, wrap)
+from ._support import (cast_values, flat_capable, gradient_values, mode_operand, operand, place, reshaped, storage_flat,
+                       storage_perm, storage_shape, wrap)
 
 __all__ = ["matmul", "tensordot"]
 

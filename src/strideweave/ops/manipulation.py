@@ -8,9 +8,9 @@ from typing import Any, Sequence
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensor import Tensor
+from ._broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
 from ._primitive import Primitive
-from ._support import (as_array_like, broadcast_modes, expand, gradient_values, leaves_of,
-                       mode_operand, operand, place, unbroadcast, wrap)
+from ._support import as_array_like, gradient_values, mode_operand, operand, place, wrap
 
 __all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
 

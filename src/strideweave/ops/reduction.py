@@ -9,8 +9,9 @@ from typing import Any
 from ..carriers.base import unit_alias
 from ..layout import Layout
 from ..tensor import Tensor
+from ._broadcasting import leaves_of
 from ._primitive import Primitive
-from ._support import dense_carrier, gradient_values, leaves_of, operand, place, reshaped, spread, wrap
+from ._support import dense_carrier, gradient_values, operand, place, reshaped, spread, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 

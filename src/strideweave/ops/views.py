@@ -16,9 +16,9 @@ from ..autograd.mode import no_grad
 from ..layout import Layout, Shape
 from ..operation import allocated, handed_on
 from ..tensor import Tensor
+from ._broadcasting import broadcast_modes, leaves_of
 from ._primitive import Primitive
-from ._support import (BatchUnsupported, broadcast_axes, broadcast_modes, dense_carrier, flat_capable, kind_of,
-                       leaves_of, operand, wrap)
+from ._support import BatchUnsupported, broadcast_axes, dense_carrier, flat_capable, kind_of, operand, wrap
 
 __all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
