@@ -33,11 +33,22 @@ _FLOAT32 = DType.Float32
 
 # ----- Binary operations ------------------------------------------------------------------------
 
+class _Left:
+    """A binary operation's scalar first argument (``2.0 - x``), as its node saves it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 class _Binary(Primitive):
     """``compute(xp, a, b)`` forward, ``vjp(xp, g, a, b, out)`` -> (grad_a, grad_b) in result space.
 
-    A Python scalar operand stays a scalar; ``saved`` then records it and
-    its position, since only Tensors are saved inputs.
+    A Python scalar operand stays a scalar, since only Tensors are saved
+    inputs: ``saved`` holds it as is when it was the second argument (the
+    common ``x * 2.0``: no tuple per node) and wrapped in ``_Left`` when it
+    was the first.
     """
 
     __slots__ = ()
@@ -59,14 +70,14 @@ class _Binary(Primitive):
                     bv = b  # the common case, decided without the table
                 else:
                     bv, common = scalar_operand(b, a._dtype, type(self).__name__), _common_dtype(a, b)
-                self.saved = (bv, 1)
+                self.saved = bv
         elif isinstance(b, Tensor):
             kind, layout, bv = self._tensor_operand(b, options)
             if a.__class__ is float and b._dtype.kind == "float":
                 av = a
             else:
                 av, common = scalar_operand(a, b._dtype, type(self).__name__), _common_dtype(a, b)
-            self.saved = (av, 0)
+            self.saved = _Left(av)
         else:
             raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
         if common is not None:
@@ -92,7 +103,7 @@ class _Binary(Primitive):
                 return None
             values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
-        saved = (scalar, position)
+        saved = scalar if position else _Left(scalar)
         return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved,
                                values)
 
@@ -171,12 +182,11 @@ class _Binary(Primitive):
             ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
             gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
-        scalar, scalar_position = saved
         values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
-        if scalar_position == 1:
-            grad = self.vjp_first(xp, g, values, scalar, out)
+        if saved.__class__ is _Left:
+            grad = self.vjp_second(xp, g, saved.value, values, out)
         else:
-            grad = self.vjp_second(xp, g, scalar, values, out)
+            grad = self.vjp_first(xp, g, values, saved, out)
         # By the rule contract a VJP result is new or one of its array arguments.
         return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
@@ -249,11 +259,10 @@ class _Binary(Primitive):
             return self.cotangents((None if ga is None else unbroadcast(ga, a._layout._shape_modes, modes, xp, batch),
                                     None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
                                    batch)
-        scalar, scalar_position = saved
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
-        if scalar_position == 1:
-            return self.cotangents((self.vjp_first(xp, g, tensor_values, scalar, out),), batch)
-        return self.cotangents((self.vjp_second(xp, g, scalar, tensor_values, out),), batch)
+        if saved.__class__ is _Left:
+            return self.cotangents((self.vjp_second(xp, g, saved.value, tensor_values, out),), batch)
+        return self.cotangents((self.vjp_first(xp, g, tensor_values, saved, out),), batch)
 
     # Scalar pairings need one side only; the defaults take it from ``vjp``.
     def vjp_first(self, xp, g, a, b, out):
