@@ -306,11 +306,10 @@ def flat_capable(tensors: Sequence[Tensor], kind: CarrierKind) -> bool:
     return True
 
 
-def lines_up(tensor: Tensor, layout: Layout, kind: CarrierKind) -> bool:
-    """Whether dense ``tensor``'s buffer, reshaped, is its operand to an elementwise result in dense
+def lines_up(tensor: Tensor, layout: Layout) -> bool:
+    """Whether a dense ``tensor``'s buffer, reshaped, is its operand to an elementwise result in dense
     ``layout`` (the same layout, or a broadcast row of it: ``lined_up_shape``)."""
-    return dense_carrier(tensor, kind) is not None and (
-        tensor._layout == layout or lined_up_shape(tensor._layout, layout) is not None)
+    return tensor._layout == layout or lined_up_shape(tensor._layout, layout) is not None
 
 
 def storage_flat(values: Any, layout: Layout, kind: CarrierKind) -> Any:

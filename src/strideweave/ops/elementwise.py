@@ -22,9 +22,10 @@ from ._blockwise import run_blockwise
 from ._broadcasting import broadcast_modes, expand, unbroadcast
 from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive
-from ._support import (InStorageOrder, MixedBlocks, as_array_like, cast_values, dense_carrier, flat_operand,
-                       flat_gradient, from_storage, gradient_values, lines_up, operand, place, reshaped, result_layout,
-                       scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape, times, wrap)
+from ._support import (InStorageOrder, MixedBlocks, as_array_like, cast_values, dense_carrier, flat_capable,
+                       flat_gradient, flat_operand, from_storage, gradient_values, lines_up, operand, place, reshaped,
+                       result_layout, scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape,
+                       times, wrap)
 
 
 _canonical = Layout.canonical
@@ -123,7 +124,7 @@ class _Binary(Primitive):
             layout = result_layout(broadcast_modes(a_modes, b_modes), (a, b))
         # Operands whose buffers line up with the result (a broadcast row, say) run backward on raw
         # buffers too, where arrays reshape for free (forward undoes this for mixed dtypes).
-        self.flat = not kind[0].keeps_shape and lines_up(a, layout, kind) and lines_up(b, layout, kind)
+        self.flat = flat_capable((a, b), kind) and lines_up(a, layout) and lines_up(b, layout)
         return kind, layout, storage_operand(a, layout, kind), storage_operand(b, layout, kind)
 
     def _tensor_operand(self, tensor: Tensor, options) -> tuple:

@@ -11,7 +11,7 @@ from ..layout import Layout
 from ..tensor import Tensor
 from ._broadcasting import leaves_of
 from ._primitive import Primitive
-from ._support import dense_carrier, gradient_values, operand, place, reshaped, spread, wrap
+from ._support import dense_carrier, flat_capable, gradient_values, operand, place, reshaped, spread, wrap
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 
@@ -82,7 +82,7 @@ class _Reduction(Primitive):
             values = carrier.dense_values()
             out = self.compute(xp, values, tuple(range(values.ndim)))
             # Backward spreads one value over the flat buffer: raw, where arrays reshape for free.
-            self.flat = not kind[0].keeps_shape
+            self.flat = flat_capable((x,), kind)
         else:
             out = self.compute(xp, operand(x, kind), axes)
         self.place = kind

@@ -95,7 +95,7 @@ class View(Primitive):
         if offset == 0 and layout.size == carrier._size and layout.is_compact():
             # A permutation of a dense source's whole buffer (transpose, permute, reshape):
             # both read the same storage slot for slot, so one raw cotangent serves both.
-            kind = carrier._kind or carrier.kind
+            kind = kind_of(carrier)
             if flat_capable((x,), kind):
                 self.place = kind
                 self.flat = True
