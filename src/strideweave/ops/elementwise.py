@@ -95,14 +95,10 @@ class _Binary(Primitive):
 
         None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
         """
-        values = tensor._raw
-        if values is not None:
-            kind = tensor._kind
-        else:
-            flat = flat_operand(tensor)
-            if flat is None:
-                return None
-            values, kind = flat
+        flat = flat_operand(tensor)
+        if flat is None:
+            return None
+        values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
         saved = scalar if position else _Left(scalar)
         return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved,
