@@ -2,6 +2,9 @@
 
 import os
 
+# SciPy reads this once, at its first import: tests/libraries differentiates its Array API paths.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 
 def pytest_addoption(parser):
     parser.addoption("--soak", action="store_true", default=False,

@@ -1,0 +1,47 @@
+"""Print the scikit-learn / SciPy gradient agreement table as Markdown.
+
+Run from the repository root::
+
+    python -m tests.libraries.report            # counts per library and carrier
+    python -m tests.libraries.report --details  # and every case's outcome, every failure with its cause
+
+Each case runs the library function through its Array API path on StrideWeave
+arrays on every available carrier and compares the gradient with
+torch.autograd in float64 on the same library code (``_library_harness``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import warnings
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+os.environ.setdefault("SCIPY_ARRAY_API", "1")  # before anything imports SciPy
+
+from _library_harness import CARRIERS, markdown_details, markdown_table, require_scipy_array_api, run_all  # noqa: E402
+
+
+def main(argv=None) -> None:
+    """Run every case on the chosen carriers and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--details", action="store_true", help="also list every case and every failure")
+    parser.add_argument("--carrier", action="append", choices=CARRIERS, help="only these carriers (repeatable)")
+    args = parser.parse_args(argv)
+    require_scipy_array_api()
+    import _scipy_cases
+    import _sklearn_cases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcomes = run_all(_sklearn_cases.CASES + _scipy_cases.CASES, args.carrier)
+    print(markdown_table(outcomes))
+    if args.details:
+        print()
+        print(markdown_details(outcomes))
+
+
+if __name__ == "__main__":
+    main()
