@@ -3,7 +3,8 @@
 Run from the repository root::
 
     python -m tests.libraries.report            # counts per library and carrier
-    python -m tests.libraries.report --details  # and every case's outcome, every failure with its cause
+    python -m tests.libraries.report --details  # and every case's outcome, every failure with its error
+    python -m tests.libraries.report --causes   # and the idioms each failing case's library code uses
 
 Each case runs the library function through its Array API path on StrideWeave
 arrays on every available carrier and compares the gradient with
@@ -28,6 +29,8 @@ def main(argv=None) -> None:
     """Run every case on the chosen carriers and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--details", action="store_true", help="also list every case and every failure")
+    parser.add_argument("--causes", action="store_true",
+                        help="trace the in-place writes, exports and Float64 casts of every case that did not agree")
     parser.add_argument("--carrier", action="append", choices=CARRIERS, help="only these carriers (repeatable)")
     args = parser.parse_args(argv)
     require_scipy_array_api()
@@ -41,6 +44,16 @@ def main(argv=None) -> None:
     if args.details:
         print()
         print(markdown_details(outcomes))
+    if args.causes:
+        from _library_trace import trace
+
+        print("\n| case | idioms met on Tensors with history (numpy carrier) |\n| --- | --- |")
+        failing = dict.fromkeys(o.case for o in outcomes if o.kind != "agree")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for case in failing:
+                met = "; ".join(f"{kind} at `{where}`" + (f" x{n}" if n > 1 else "") for kind, where, n in trace(case))
+                print(f"| {case.id} | {met or 'none of them'} |")
 
 
 if __name__ == "__main__":
