@@ -1,9 +1,18 @@
-"""Tools for library authors: gradient checks and cross-carrier agreement.
+"""Tools for library authors: gradient checks, cross-carrier agreement, comparison with torch and JAX.
 
 ``gradcheck`` compares the analytic vector-Jacobian product StrideWeave's
 autograd computes against float64 central differences, on every requested
 carrier.  ``assert_carriers_agree`` runs one program with identical inputs on
 every carrier and compares outputs and gradients against the numpy carrier.
+``compare_with_native`` (``strideweave.testing.compare``) runs one Array API
+function through StrideWeave on every carrier and through torch.autograd and
+``jax.vjp`` in float64, and tabulates the worst error of each pairing.
+``strideweave.testing.plugin`` is a pytest plugin (``-p
+strideweave.testing.plugin``) with ``xp`` and ``check_grad`` fixtures
+parametrised over the installed carriers (``docs/library-authors.md``).
+
+Native arrays among the inputs (NumPy, torch, JAX) are wrapped as Tensors
+first (:func:`as_input`), so ``fn`` always receives Tensors.
 
 Finite differences perturb each *storage slot* an input's layout addresses
 (its real degrees of freedom) and report the derivative at every logical
@@ -20,16 +29,19 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .autograd.functional import grad as _grad
-from .autograd.mode import no_grad
-from .carriers import Carrier, resolve
-from .dtypes import DType
-from .layout import Layout, Shape
-from .tensor import Tensor
+from ..autograd.functional import grad as _grad
+from ..autograd.mode import no_grad
+from ..carriers import Carrier, resolve
+from ..dtypes import DType
+from ..layout import Layout, Shape
+from ..creation import tensor as _tensor
+from ..ops import astype as _astype
+from ..tensor import Tensor
 
 __all__ = [
     "available_carriers", "on_carrier", "numerical_gradients", "analytic_gradients",
     "gradcheck", "assert_carriers_agree", "GradcheckReport", "AgreementReport", "Discrepancy",
+    "as_input", "compare_with_native", "NativeComparison",
 ]
 
 _CARRIER_MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "array_api_strict": "array_api_strict"}
@@ -138,11 +150,36 @@ def _is_float_tensor(x: Any) -> bool:
     return isinstance(x, Tensor) and x.dtype == DType.Float32
 
 
+def _is_native_array(x: Any) -> bool:
+    """A NumPy array, or an array of a library whose namespace array-api-compat knows (torch, JAX, ...)."""
+    # torch tensors have no __array_namespace__, but like every such array they export DLPack.
+    return isinstance(x, np.ndarray) or (not isinstance(x, Tensor) and (
+        hasattr(x, "__array_namespace__") or hasattr(x, "__dlpack__")))
+
+
+def as_input(x: Any) -> Any:
+    """``x`` as ``fn`` receives it in the checks here: a native array becomes a Tensor, anything else is kept.
+
+    The Tensor stays on the array's own carrier class (``sw.tensor``); a
+    floating array of another precision (a float64 NumPy array, say) is
+    cast to Float32, the one differentiable dtype, so that it is checked
+    rather than silently treated as a constant. Integer and boolean arrays
+    keep their dtype and are passed as constants.
+    """
+    if not _is_native_array(x):
+        return x
+    with no_grad():
+        t = _tensor(x)
+        if t.dtype.kind == "float" and t.dtype != DType.Float32:
+            t = _astype(t, DType.Float32)
+    return t
+
+
 def _check_inputs(inputs: Any, where: str) -> list:
     if isinstance(inputs, Tensor) or not isinstance(inputs, (list, tuple)):
         raise TypeError(f"{where}: inputs must be a list or tuple of positional arguments, got "
                         f"{type(inputs).__name__}: {inputs!r}")
-    return list(inputs)
+    return [as_input(x) for x in inputs]
 
 
 def _check_output(out: Any, where: str) -> Tensor:
@@ -392,3 +429,7 @@ def assert_carriers_agree(fn: Callable, inputs: Sequence[Any], cotangent: Any = 
         if failing is not None:
             raise AssertionError(f"carriers disagree: {failing.describe(label, 'numpy')} (atol={atol}, rtol={rtol})")
     return report
+
+
+# Last: the comparison module uses the helpers above.
+from .compare import NativeComparison, compare_with_native  # noqa: E402
