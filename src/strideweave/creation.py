@@ -135,9 +135,17 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
 
 
 def from_dlpack(x: Any) -> Tensor:
-    """A Tensor over any object exporting ``__dlpack__`` (no copy where the producer allows)."""
+    """A Tensor over any object exporting ``__dlpack__`` (no copy where the producer allows).
+
+    A StrideWeave Tensor stays inside StrideWeave: the result views the same
+    storage and keeps the history (a differentiable view), so nothing is cut.
+    """
     if isinstance(x, Tensor):
-        return x._alias()
+        if x._blocks is not None or len(x._carriers) != 1:
+            return x._alias()
+        from .ops.views import view
+
+        return view(x, x._layout)
     try:
         carrier_for_array(x)
     except TypeError:

@@ -8,9 +8,10 @@ from typing import Any
 from ._marks import IdentityMarks
 from .autograd.mode import _state
 from .dtypes import DType
-from .tensor import Tensor, lost_precision_origin, record_lost_precision
+from .tensor import (_LOST_PRECISION, Tensor, lost_precision_from_graph, lost_precision_origin,
+                     record_lost_precision)
 
-__all__ = ["Operation", "ExecutionOptions"]
+__all__ = ["Operation", "ExecutionOptions", "NoGradientPath"]
 
 _FLOAT32 = DType.Float32
 _UNWRITTEN = (0,)
@@ -79,6 +80,8 @@ class Ones:
             count = 1
             for extent in have:
                 count *= extent
+            if count == 1 and len(have) <= 1:
+                return xp.broadcast_to(factor, shape)  # one value (a 0-d operand): the same for every element
             if count != shape[0]:
                 raise RuntimeError(f"a flat node's unit cotangent of {shape[0]} elements was scaled by an array "
                                    f"of shape {have}; flat operands must match the result's buffer")
@@ -132,12 +135,48 @@ def trace_lost_precision(name: str, args: tuple, result: Tensor) -> None:
     """Remember where operation ``name`` left Float32 while recording, for the error a later backward raises."""
     for arg in args:
         if isinstance(arg, Tensor):
-            origin = lost_precision_origin(arg)
             if arg._dtype is _FLOAT32:
-                origin = f"became {result._dtype!r} in {name} at {_caller()}"
-            if origin is not None:
-                record_lost_precision(result, origin)
+                record_lost_precision(result, f"became {result._dtype!r} in {name} at {_caller()}",
+                                      arg._ctx is not None)
                 return
+            origin = lost_precision_origin(arg)
+            if origin is not None:
+                record_lost_precision(result, origin, lost_precision_from_graph(arg))
+                return
+
+
+def _origin_among(args: tuple) -> str | None:
+    """The lost-precision origin of the first non-Float32 Tensor in ``args`` that carries one."""
+    for arg in args:
+        if isinstance(arg, Tensor) and arg._dtype is not _FLOAT32:
+            origin = lost_precision_origin(arg)
+            if origin is not None:
+                return origin
+    return None
+
+
+def outside_operation(name: str, args: tuple, results: Any) -> Any:
+    """Apply the Float32 rule to ``results`` of ``name`` computed outside ``Operation`` (forward only).
+
+    A Float32 result that depends on a Float32 argument, or on a value that
+    left Float32 while recording, gets a node that raises at backward; a
+    floating or complex result remembers where it left Float32. Bool and
+    integer results carry nothing: their gradient is a true zero.
+    """
+    if not _state.enabled:
+        return results
+    for result in results if isinstance(results, tuple) else (results,):
+        if not isinstance(result, Tensor) or result._ctx is not None:
+            continue
+        if result._dtype is _FLOAT32:
+            origin = _origin_among(args)
+            if origin is None and any(isinstance(a, Tensor) and a._dtype is _FLOAT32 for a in args):
+                origin = f"went through {name}, which records no gradient, at {_caller()}"
+            if origin is not None:
+                cut_loudly(result, origin)
+        elif result._dtype.kind in ("float", "complex"):
+            trace_lost_precision(name, args, result)
+    return results
 
 
 def _caller() -> str:
@@ -282,10 +321,13 @@ class Operation:
                 if arg._dtype is _FLOAT32:
                     differentiable = True
         inputs = args if len(tensors) == len(args) else tuple(tensors)
-        if not differentiable:
+        origin = _origin_among(inputs) if _LOST_PRECISION else None
+        if not differentiable or origin is not None:
             if self._context is not None:
                 self._context = None
-            return result
+            # A Float32 result reached through a value that left Float32 (a float64 round trip) cannot be
+            # differentiated: a node that raises at backward instead of a leaf that passes None.
+            return result if origin is None else cut_loudly(result, origin)
         self._inputs = inputs
         self._result_layout = result._layout
         self._versions = versions_of(inputs)
@@ -391,3 +433,36 @@ class Operation:
     def __repr__(self) -> str:
         state = "released" if self._released else f"{len(self._inputs)} saved inputs"
         return f"<{type(self).__name__} node, {state}>"
+
+
+class NoGradientPath(Operation):
+    """The node of a Float32 result computed through values that cannot carry a gradient.
+
+    Only Float32 is differentiable (spec). When a Float32 result depends on a
+    Float32 Tensor through a Float64, Float16 or complex value, or through a
+    computation that records no gradient (the fft extension), its gradient
+    cannot be computed; a result without a node would pass a gradient of
+    None (a silent cut). This node makes the cut loud: a traversal that
+    reaches it raises, before any ``.grad`` is written (the engine commits
+    all or nothing). It saves no inputs.
+    """
+
+    composite = False
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def backward(self, gradient: Tensor) -> tuple:
+        raise RuntimeError(
+            f"backward reached a Float32 Tensor computed from a Float32 Tensor that {self.origin}; only Float32 "
+            "is differentiable (spec), so no gradient flows through that value: keep that computation in float32 "
+            "to differentiate through it, or call .detach() on the value where it left float32 if its gradient "
+            "should be zero")
+
+
+def cut_loudly(result: Tensor, origin: str) -> Tensor:
+    """Give the Float32 ``result`` a :class:`NoGradientPath` node naming ``origin`` (where the path left Float32)."""
+    node = NoGradientPath(origin)
+    node._result_layout = result._layout
+    result._ctx = node
+    return result

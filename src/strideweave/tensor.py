@@ -215,7 +215,10 @@ class Tensor:
 
     @property
     def device(self) -> Any:
-        return self._carriers[0].device
+        """The carrier's native device; a string one (NumPy's ``"cpu"``) also names the carrier (``NamedDevice``)."""
+        from .carriers.registry import named_device
+
+        return named_device(self._carriers[0])
 
     @property
     def size(self) -> int:
@@ -340,6 +343,7 @@ class Tensor:
         return to_numpy(self.to_array())
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        refuse_implicit_export(self, "np.asarray(t) (t.__array__)")
         out = self.numpy()
         if dtype is not None:
             out = out.astype(dtype, copy=False)
@@ -364,6 +368,7 @@ class Tensor:
         return bool(self.item())
 
     def __dlpack__(self, *args, **kwargs):
+        refuse_implicit_export(self, "t.__dlpack__()")
         return self._dlpack_array().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
@@ -433,6 +438,30 @@ class Tensor:
 _LOST_PRECISION: dict = {}
 
 
+def refuse_implicit_export(tensor: Tensor, how: str) -> None:
+    """TypeError when ``how`` (``__array__``, ``__dlpack__``) would hand another library a graph Tensor's values.
+
+    The receiving library computes without StrideWeave, so the gradient
+    through its result would be cut silently (torch refuses the same). A
+    Tensor with an autograd node, or a non-Float32 one computed while
+    recording from a Float32 Tensor that has one, must be detached first; leaves and
+    detached Tensors export freely, and ``numpy()`` / ``to_array()`` /
+    ``tolist()`` / ``item()`` are explicit and stay.
+    """
+    node = tensor._ctx
+    if node is not None:
+        what = f"has an autograd node ({type(node).__name__})"
+    else:
+        origin = lost_precision_origin(tensor) if _LOST_PRECISION else None
+        if origin is None or not lost_precision_from_graph(tensor):
+            return  # computed from leaves only: as free to leave as the leaves themselves
+        what = f"is {tensor._dtype!r}, computed from a Float32 Tensor that {origin}"
+    raise TypeError(
+        f"{how}: this Tensor {what}, and another library computing on its values would cut the gradient "
+        "silently; call t.detach() first to say the values leave the graph (np.asarray(t.detach()), "
+        "t.detach().numpy()), or compute with strideweave.array_api to differentiate through it")
+
+
 def flat_values(tensor: Tensor) -> Any:
     """The flat buffer of a Tensor known to be dense and alone on its one carrier (raw or made)."""
     raw = tensor._raw
@@ -445,9 +474,16 @@ def lost_precision_origin(tensor: "Tensor") -> str | None:
     return entry[1] if entry is not None and entry[0]() is tensor else None
 
 
-def record_lost_precision(result: "Tensor", origin: str) -> None:
+def lost_precision_from_graph(tensor: "Tensor") -> bool:
+    """Whether the Float32 Tensor ``tensor``'s values left (``lost_precision_origin``) had an autograd node."""
+    entry = _LOST_PRECISION.get(id(tensor))
+    return entry is not None and entry[0]() is tensor and entry[2]
+
+
+def record_lost_precision(result: "Tensor", origin: str, from_graph: bool = True) -> None:
     key = id(result)
-    _LOST_PRECISION[key] = (weakref.ref(result, lambda _, key=key: _LOST_PRECISION.pop(key, None)), origin)
+    _LOST_PRECISION[key] = (weakref.ref(result, lambda _, key=key: _LOST_PRECISION.pop(key, None)), origin,
+                            from_graph)
 
 
 def _as_index(value: Any, name: str) -> int:

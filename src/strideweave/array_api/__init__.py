@@ -36,10 +36,12 @@ from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
                                logical_and, logical_not, logical_or, logical_xor, maximum, minimum, multiply,
                                negative, nextafter, not_equal, positive, pow, reciprocal, remainder, round, sign,
                                signbit, sin, sinh, sqrt, square, subtract, tan, tanh, trunc)
+from ..operation import ExecutionOptions as _ExecutionOptions, outside_operation as _outside_operation
 from ..tensor import Tensor
 from ..ops._natural import COMPLEX_ELEMENTWISE as _COMPLEX_ELEMENTWISE
 from ._complex import complex_forward as _complex_forward
 from ._devices import Info, default_int, kind_for_device
+from ..ops._support import joins_partner as _joins_partner
 from . import fft, linalg  # noqa: F401  (the extensions are attributes of the namespace)
 
 __array_api_version__ = "2024.12"
@@ -219,12 +221,53 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             out = None
         if out is not None:
             if dtype is not None and dtype is not out.dtype:
-                return _ops.astype(out, dtype)
-            return _ops.copy(out) if copy else out
+                out = _ops.astype(out, dtype)
+            elif copy:
+                out = _ops.copy(out)
+            return _joins_partner(out) if device is None and out._layout.rank == 0 else out
     if copy is False:
         raise ValueError(f"asarray: copy=False needs an array, got {type(obj).__name__}")
+    if isinstance(obj, (list, tuple)) and obj and _has_tensor(obj):
+        return _from_sequence(obj, dtype, device)
     host = _host_values(obj, dtype, kind)
-    return _from_host(host, kind)
+    out = _from_host(host, kind)
+    if device is None and not host.ndim:
+        _joins_partner(out)  # a scalar as library code writes it: it meets any carrier (torch's 0-d CPU rule)
+    return out
+
+
+def _from_sequence(obj, dtype, device) -> Tensor:
+    """``asarray`` of a sequence holding Tensors: a differentiable ``stack`` where every item is one.
+
+    Other mixes are copied through the host; a Float32 result that depends on a
+    Float32 Tensor that way raises at backward instead of cutting its gradient.
+    """
+    items = [_from_sequence(o, dtype, device) if isinstance(o, (list, tuple)) and o and _has_tensor(o) else o
+             for o in obj]
+    first = next(o for o in items if isinstance(o, Tensor))
+    if builtins.all(isinstance(o, (Tensor, builtins.bool, int, float, complex)) for o in items) and first.ndim == 0:
+        # Python scalars beside 0-d Tensors: 0-d Tensors on the first one's carrier.
+        items = [o if isinstance(o, Tensor) else asarray(o, device=first.device) for o in items]
+    if builtins.all(isinstance(o, Tensor) for o in items) and len({o.shape for o in items}) == 1:
+        if device is not None:
+            items = [asarray(o, device=device) for o in items]
+        try:
+            out = stack(items)
+        except TypeError:  # dtypes the standard does not promote (int with float): through the host
+            pass
+        else:
+            return out if dtype is None or out.dtype is dtype else _ops.astype(out, dtype)
+    kind = _kind(device) if device is not None else first._carriers[0].kind
+    out = _from_host(_host_values(items, dtype, kind), kind)
+    return _outside_operation("asarray", tuple(_tensors_in(items)), out)
+
+
+def _tensors_in(seq):
+    for o in seq:
+        if isinstance(o, Tensor):
+            yield o
+        elif isinstance(o, (list, tuple)):
+            yield from _tensors_in(o)
 
 
 def _host_values(obj, dtype, kind) -> np.ndarray:
@@ -284,7 +327,8 @@ def _filled(shape, value, dtype, device) -> Tensor:
     shape = _shape(shape)
     kind = _kind(device)
     host = np.full(shape, value, dtype=dtype.name)
-    return _from_host(host, kind)
+    out = _from_host(host, kind)
+    return _joins_partner(out) if device is None and not shape else out
 
 
 def _shape(shape) -> tuple:
@@ -374,6 +418,11 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """A Tensor from any DLPack-capable array."""
     from ..creation import from_dlpack as _sw_from_dlpack
 
+    if isinstance(x, Tensor):
+        # Inside StrideWeave nothing leaves: the same storage, and the history (a differentiable view).
+        out = _sw_from_dlpack(x)
+        out = out if device is None else to_device(out, device)
+        return _ops.copy(out) if copy else out
     if getattr(x, "ndim", 1) == 0:
         return asarray(np.from_dlpack(x), device=device)
     return _sw_from_dlpack(x) if device is None else to_device(_sw_from_dlpack(x), device)
@@ -606,8 +655,10 @@ def to_device(x, device, /, *, stream=None):
     here = x._carriers[0].kind
     if kind == here:
         return x
-    native = transfer(x.to_array(), kind)
-    return _native(native, kind)
+    if len(x._carriers) != 1:
+        return _native(transfer(x.to_array(), kind), kind)
+    # A differentiable copy: the gradient flows back to x on its own carrier.
+    return _ops.copy(x, options=_ExecutionOptions(carrier=kind))
 
 
 # Complex operands run forward through the carrier's own namespace (no VJP:

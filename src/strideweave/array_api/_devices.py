@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..carriers.registry import CarrierKind, default_int, get_default_carrier, missing_wide_types, resolve
+from ..carriers.registry import (CarrierKind, NamedDevice, default_int, get_default_carrier, missing_wide_types,
+                                resolve)
 from ..dtypes import DType
 
 __all__ = ["Info", "default_int", "kind_for_device"]
@@ -28,6 +29,8 @@ def kind_for_device(device: Any) -> CarrierKind:
         return get_default_carrier()
     if isinstance(device, CarrierKind):
         return device
+    if isinstance(device, NamedDevice):
+        return device.kind  # an array's .device: its own carrier, whatever the default is
     if isinstance(device, str):
         if device in _NAMES:
             return resolve(device)
@@ -42,6 +45,11 @@ def kind_for_device(device: Any) -> CarrierKind:
         raise ValueError(f"unknown device {device!r} ({type(device).__name__}); expected a carrier name "
                          f"{list(_NAMES)}, a native device or an array's .device")
     return resolve(library, device=device)
+
+
+def _default_device() -> Any:
+    kind = get_default_carrier()
+    return NamedDevice(kind.device, kind) if isinstance(kind.device, str) else kind.device
 
 
 _DTYPES = {"bool": DType.Bool, "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32,
@@ -61,12 +69,12 @@ class Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self) -> Any:
-        """The default carrier's native device."""
-        return get_default_carrier().device
+        """The default carrier's native device (naming that carrier, as ``x.device`` does)."""
+        return _default_device()
 
     def devices(self) -> list:
         """The default carrier's native device (other carriers are reached by name)."""
-        return [get_default_carrier().device]
+        return [_default_device()]
 
     def default_dtypes(self, *, device: Any = None) -> dict:
         """float32 for reals, complex64 for complex, and ``default_int`` for indexing and integers."""

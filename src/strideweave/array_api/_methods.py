@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
-from ..tensor import Tensor
 from . import _indexing
+from ..tensor import Tensor, refuse_implicit_export
 
 __all__ = ["attach"]
 
@@ -190,7 +190,8 @@ def attach() -> None:
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    """DLPack export of the values (one axis per top-level mode)."""
+    """DLPack export of the values (one axis per top-level mode); a graph Tensor must be detached first."""
+    refuse_implicit_export(self, "t.__dlpack__()")
     native = self.to_array()
     if isinstance(native, np.ndarray) and not native.flags.writeable:
         native = np.array(native)  # broadcast views are read-only; DLPack cannot flag that

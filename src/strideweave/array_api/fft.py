@@ -2,7 +2,10 @@
 
 Each function runs the carrier's own ``fft`` namespace on the native arrays
 and wraps the result; results are not recorded (complex values are never
-differentiable in StrideWeave, spec: only Float32 is).
+differentiable in StrideWeave, spec: only Float32 is). A Float32 result that
+depends on a Float32 Tensor through them (``irfft(rfft(x))``) raises at
+backward, naming the call (``operation.outside_operation``); ``fftshift`` and
+``ifftshift`` of a Float32 Tensor are rolls, and differentiate.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..dtypes import DType
+from ..operation import outside_operation
 from ..ops._natural import wrap_natural
 from ..tensor import Tensor
 from ._devices import kind_for_device
@@ -22,7 +26,9 @@ def _run(name: str, x: Any, **kwargs: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"fft.{name} expects a Tensor, got {type(x).__name__}: {x!r}")
     kind = x._carriers[0].kind
-    return wrap_natural(getattr(kind.namespace.fft, name)(x.to_array(), **kwargs), kind)
+    out = wrap_natural(getattr(kind.namespace.fft, name)(x.to_array(), **kwargs), kind)
+    # Forward only: a Float32 result reached through it raises at backward instead of passing None.
+    return outside_operation(f"fft.{name}", (x,), out)
 
 
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -75,14 +81,26 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
     return _run("ihfft", x, n=n, axis=axis, norm=norm)
 
 
+def _shift(name: str, x: Any, axes: Any, inverse: bool) -> Tensor:
+    """``fftshift`` / ``ifftshift``: a roll, differentiable on Float32 Tensors."""
+    if not isinstance(x, Tensor) or x.dtype is not DType.Float32:
+        return _run(name, x, axes=axes)
+    from .. import array_api as xp
+
+    shape = x.shape
+    axes = tuple(range(len(shape))) if axes is None else (axes,) if isinstance(axes, int) else tuple(axes)
+    shifts = tuple(-(shape[a] // 2) if inverse else shape[a] // 2 for a in axes)
+    return xp.roll(x, shifts, axis=axes) if axes else x
+
+
 def fftshift(x, /, *, axes=None):
     """Move the zero frequency to the centre."""
-    return _run("fftshift", x, axes=axes)
+    return _shift("fftshift", x, axes, inverse=False)
 
 
 def ifftshift(x, /, *, axes=None):
     """Inverse of ``fftshift``."""
-    return _run("ifftshift", x, axes=axes)
+    return _shift("ifftshift", x, axes, inverse=True)
 
 
 def _freq(name: str, n: int, d: float, dtype, device) -> Tensor:

@@ -10,16 +10,35 @@ scatter_add's contract.  Reads use the generic reshape + slice + permute +
 broadcast recipe, else ``take`` with a cached int32 index (JAX's preferred
 index type; int64 needs x64 mode).
 
-JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; asking for
-``Float64`` / ``Int64`` without it raises instead of silently storing 32 bits.
+JAX only has 64-bit dtypes when ``jax_enable_x64`` is on; without it a
+request for ``Float64`` / ``Int64`` / ``Complex128`` behaves as in
+``jax.numpy``: the 32-bit type is stored and reported, with JAX's warning.
 """
 
 from __future__ import annotations
+
+import os
+import sys
+import warnings
 
 from . import _indexing
 from .base import _SCALARS, Carrier, LibraryCarrier, _read_through, unit_alias
 
 __all__ = ["JaxCarrier"]
+
+#: The 32-bit type JAX stores for a 64-bit request outside x64 mode.
+_NARROW = {"float64": "float32", "int64": "int32", "complex128": "complex64"}
+#: Warnings point at the first frame outside StrideWeave.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _outside_stacklevel() -> int:
+    """The ``warnings.warn`` stacklevel of the first caller outside StrideWeave."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
 
 jax = None  # the jax module, set by _load()
 jnp = None  # jax.numpy (JAX's own Array API namespace)
@@ -158,10 +177,14 @@ class JaxCarrier(LibraryCarrier):
         # complex64 is two 32-bit floats (always available); complex128 needs x64 mode.
         wide = dtype.bits == (128 if dtype.kind == "complex" else 64)
         if wide and not jax.config.jax_enable_x64:
-            raise TypeError(
-                f"JaxCarrier cannot store {dtype!r}: JAX has no 64-bit types unless x64 mode is on "
-                f"(jax.config.update('jax_enable_x64', True))"
-            )
+            # As jax.numpy itself does: store the 32-bit type, and say so.
+            narrow = _NARROW[dtype.name]
+            warnings.warn(f"Explicitly requested dtype {dtype.name} requested in strideweave is not available, "
+                          f"and will be truncated to dtype {narrow}. To enable more dtypes, set the jax_enable_x64 "
+                          "configuration option or the JAX_ENABLE_X64 shell environment variable. See "
+                          "https://github.com/jax-ml/jax#current-gotchas for more.", UserWarning,
+                          stacklevel=_outside_stacklevel())
+            return getattr(xp, narrow)
         return getattr(xp, dtype.name)
 
     @classmethod

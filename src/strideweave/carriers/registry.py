@@ -123,6 +123,41 @@ def resolve(spec=None, device=None):
     return kind
 
 
+class NamedDevice(str):
+    """A string device (NumPy's ``"cpu"``) that names the carrier it came from.
+
+    ``x.device`` returns one for carriers whose native device is a string, so
+    ``device=x.device`` lands on x's own carrier whatever the default carrier
+    is (a bare ``"cpu"`` means the default carrier where it lives on the CPU).
+    It compares and hashes as the string.
+    """
+
+    kind: CarrierKind
+
+    def __new__(cls, name: str, kind: CarrierKind) -> "NamedDevice":
+        self = str.__new__(cls, name)
+        self.kind = kind
+        return self
+
+    def __reduce__(self):
+        return (str, (str(self),))
+
+
+_NAMED: dict = {}
+
+
+def named_device(carrier) -> object:
+    """``carrier``'s device as ``x.device`` reports it: a :class:`NamedDevice` for string devices."""
+    device = carrier.device
+    if not isinstance(device, str):
+        return device
+    kind = carrier._kind or carrier.kind
+    named = _NAMED.get(kind)
+    if named is None:
+        named = _NAMED[kind] = NamedDevice(device, kind)
+    return named
+
+
 # ----- the default carrier ----------------------------------------------------
 
 _default: CarrierKind | None = None

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from ..layout import Layout
+from ..operation import outside_operation
 from ..tensor import Tensor
 from ._primitive import Primitive
 from ._support import mode_operand, place, wrap
@@ -72,7 +73,7 @@ def complex_forward(name: str, *args: Any, **kwargs: Any) -> Tensor:
     tensors = [a for a in args if isinstance(a, Tensor)]
     kind = tensors[0]._carriers[0].kind
     natives = [a.to_array() if isinstance(a, Tensor) else a for a in args]
-    return wrap_natural(getattr(kind.namespace, name)(*natives, **kwargs), kind)
+    return outside_operation(name, args, wrap_natural(getattr(kind.namespace, name)(*natives, **kwargs), kind))
 
 
 def _to_rev(grad: Any, target: Tensor, xp: Any) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Sequence
 
+from .._marks import IdentityMarks
 from ..carriers import CarrierKind, resolve, transfer
 from ..carriers.base import is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
 from ..dtypes import DType, as_python_scalar, result_type
@@ -34,11 +35,22 @@ def _same_place(a, b) -> bool:
     return a is b or (a.__class__ is b.__class__ and a._xp is b._xp and a._device == b._device)
 
 
+#: 0-d Tensors made without ``device=`` (``xp.asarray(2.0)``): like torch's 0-d CPU tensors, they
+#: join the carrier of the operands they meet instead of making the operation a mix of carriers.
+_JOINS_PARTNER = IdentityMarks()
+
+
+def joins_partner(tensor: Tensor) -> Tensor:
+    """Mark the 0-d ``tensor`` (made without ``device=``) as joining its partners' carrier; returns it."""
+    return _JOINS_PARTNER.add(tensor)
+
+
 def place(tensors: Sequence[Tensor], options) -> CarrierKind:
     """The carrier kind an operation on ``tensors`` runs on.
 
     ``options.carrier`` decides when given; otherwise every operand must
-    already share one carrier kind (class, namespace and device).
+    already share one carrier kind (class, namespace and device), except
+    0-d Tensors made without ``device=`` (``joins_partner``), which join it.
     """
     if options is not None and options.carrier is not None:
         return resolve(options.carrier, device=options.device)
@@ -48,10 +60,23 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
     for tensor in tensors:
         for carrier in tensor._carriers:
             if carrier is not first and not _same_place(first, carrier):
+                return _mixed_place(tensors)
+    return kind_of(first)
+
+
+def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
+    """Operands on several carriers: the one carrier the non-joining operands share, or TypeError."""
+    joining = [t in _JOINS_PARTNER and t._layout.rank == 0 and t._blocks is None for t in tensors]
+    anchors = [t for t, joins in zip(tensors, joining) if not joins] or [tensors[0]]
+    first = anchors[0]._carriers[0]
+    for tensor in anchors:
+        for carrier in tensor._carriers:
+            if carrier is not first and not _same_place(first, carrier):
                 blocks = any(t._blocks is not None for t in tensors)
                 raise (MixedBlocks if blocks else TypeError)(
-                    f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); "
-                    "pass options=ExecutionOptions(carrier=...) to say where the operation runs"
+                    f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); move one "
+                    "with xp.asarray(x, device=y.device) or x.to_device(y.device) (differentiable), or pass "
+                    "options=ExecutionOptions(carrier=...) to say where the operation runs"
                 )
     return kind_of(first)
 
@@ -468,6 +493,7 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     if values_kind is not None and not (cls is values_kind[0] and xp is values_kind[1]
                                         and carrier._device == values_kind[2]):
         values = transfer(values, kind_of(carrier))
+        fresh = False  # a zero-copy transfer may share (read-only) memory with the source: never add into it
     layout = target._layout
     dense = _dense(layout)
     if in_storage_order:

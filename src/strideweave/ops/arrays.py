@@ -16,6 +16,7 @@ from typing import Any
 
 from ..carriers import transfer
 from ..carriers.registry import default_int
+from ..operation import outside_operation
 from ..tensor import Tensor
 from ._broadcasting import sum_to as _sum_to
 from ._natural import natural, natural_op, wrap_natural
@@ -66,13 +67,15 @@ def _run(op_class, tensors, options, **params) -> Tensor:
     return op_class()(*tensors, params=params, options=options)
 
 
-def _forward_only(fn, *tensors: Tensor, options=None):
-    """Run ``fn(xp, *natural arrays)`` (non-differentiable results) and wrap every array it returns."""
+def _forward_only(fn, *tensors: Tensor, options=None, name=None):
+    """Run ``fn(xp, *natural arrays)`` (non-differentiable results) and wrap every array it returns.
+
+    A Float32 result gets a node that raises at backward (``outside_operation``), named ``name``.
+    """
     kind = place(tensors, options)
     out = fn(kind.namespace, *[natural(t, kind) for t in tensors])
-    if isinstance(out, tuple):
-        return tuple(wrap_natural(o, kind) for o in out)
-    return wrap_natural(out, kind)
+    out = tuple(wrap_natural(o, kind) for o in out) if isinstance(out, tuple) else wrap_natural(out, kind)
+    return outside_operation(name or fn.__name__, tensors, out)
 
 
 def _like(xp, values, shape, fill=0):

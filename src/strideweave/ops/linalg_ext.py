@@ -161,7 +161,7 @@ def _packed(op_class, tensors, options, **params):
         from .arrays import _forward_only
 
         return _forward_only(lambda xp, *arrays: tuple(op_class.outputs_rule(xp, *arrays, **params)[0]), *tensors,
-                             options=options)
+                             options=options, name=op_class.__name__.lower())
     op = op_class()
     packed = op(*tensors, params=params, options=options)
     return unpack(packed, op.saved[1][0])

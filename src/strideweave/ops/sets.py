@@ -35,6 +35,7 @@ def _unique(name: str):
                 return tuple(xp.asarray(part, device=device(a)) for part in out)
             return xp.asarray(out, device=device(a))
         return tuple(out) if isinstance(out, tuple) else out
+    compute.__name__ = name
     return compute
 
 
