@@ -14,30 +14,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._marks import IdentityMarks
-from ..autograd.mode import _state
 from ..creation import tensor
 from ..dtypes import DType
 from ..layout import Shape
-from ..operation import Operation, _unique_carriers, result_state, versions_of
 from ..ops import reshape as _sw_reshape
-from ..ops._broadcasting import sum_to
-from ..ops._natural import _to_rev, natural
-from ..ops._support import cotangent_for, kind_of
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem
 from ..ops.views import setitem as _view_setitem
 from ..tensor import Tensor
+from ._writes import _offsets, recorded_setitem
 
 __all__ = ["getitem", "setitem"]
 
 _FLOAT32 = DType.Float32
-
-#: Tensors whose history an unrecorded in-place operator dropped (``t = exp(y); t += 1``): their
-#: values still depend on what that history computed from, so writing one into a result is not
-#: recorded, and backward then refuses the write wherever a cotangent reaches it.
-SEVERED = IdentityMarks()
-
 
 def _host_key(key: Any, shape: tuple) -> Any:
     """The key with Tensors turned into NumPy arrays, validated against ``shape``."""
@@ -107,14 +96,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: writes through to ``x``'s storage and bumps its version.
 
     A key that selects nothing (an all-False mask, an empty slice) writes nothing,
-    so it changes no version: graphs recorded before it stay valid. With
-    gradients on, a write into a Float32 leaf, or into the result of a node
-    whose backward does not read its result, is recorded (``_WrittenValue``):
-    that node gets a zero cotangent at the written positions. Other writes
-    are not recorded; a node whose backward does not read its result notes
-    the positions (``Operation.note_write``) and accepts them only where no
-    cotangent reaches, and any other node whose result they changed fails at
-    backward.
+    so it changes no version: graphs recorded before it stay valid. Writing a
+    view of ``x`` back where it already lies (the last step of ``x[k] += v``)
+    changes nothing either. With gradients on, a write into storage that has a
+    history, or of a value that carries a gradient, is recorded (``_writes``).
     """
     shape = x._layout.mode_sizes
     parts = _host_key(key, shape)
@@ -127,218 +112,17 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             raise ValueError(f"cannot assign a value of shape {tuple(value_shape)} to x[{key!r}] "
                              f"(it selects shape {tuple(selected)})") from None
         return
-    node = x._ctx
-    if _recordable(x, value, node):
-        _write_item(x, parts, key, value)
-        _WrittenValue.record(x, value, parts, tuple(selected))
-        _forget_writes(x._ctx, x._carriers)
+    if isinstance(value, Tensor) and _lies_at(value, x, parts):
         return
-    if node is None or node._released or type(node).reads_result:
-        _write_item(x, parts, key, value)
-        return
-    carriers = x._carriers
-    before = sum(c._version for c in carriers)
-    _write_item(x, parts, key, value)
-    mask = np.zeros(tuple(shape), dtype=bool)
-    mask[parts] = True
-    node.note_write(mask, sum(c._version for c in carriers) - before)
+    recorded_setitem(x, parts, tuple(selected), value, lambda: _write_item(x, parts, key, value))
 
 
-def _recordable(x: Tensor, value: Any, node: Any) -> bool:
-    """Whether ``x[key] = value`` is recorded: gradients on, a Float32 ``x`` that is a leaf, the result
-    of earlier recorded writes, or the result of a node whose backward does not read its result, and
-    a value that is a constant or a Float32 Tensor sharing no storage with ``x`` or an earlier written
-    value (the write would change what the node saved)."""
-    if not _state.enabled or x._dtype is not _FLOAT32:
+def _lies_at(value: Tensor, x: Tensor, parts: tuple) -> bool:
+    """Whether ``value`` is a view of exactly the storage slots ``x[parts]`` addresses, in order."""
+    if not any(c is t for c in value._carriers for t in x._carriers):
         return False
-    if node is not None and (node._released or (node.__class__ is not _WrittenValue
-                                                and not takes_recorded_write(node, x))):
-        return False
-    if not isinstance(value, Tensor):
-        return node is not None  # a constant into a leaf needs no node
-    if value._dtype is not _FLOAT32 or value in SEVERED:
-        return False
-    taken = list(x._carriers) + ([c for t in node._inputs for c in t._carriers] if node is not None else [])
-    return not any(c is t for c in value._carriers for t in taken) and not _reads_storage_of(value, x)
-
-
-#: Tensors over a result's storage that stand for its values from before a recorded write or
-#: update (the input of ``_WrittenValue`` / the update's node that carries the old history).
-_BEFORE = IdentityMarks()
-
-
-def _forget_writes(node: Any, carriers: Sequence[Any]) -> None:
-    """A recorded write into ``carriers`` is no change to ``node`` and the history behind it.
-
-    ``node`` is the node of the Tensor just written; through the Tensors that
-    stand for its values before each recorded write (``_BEFORE``), its
-    history reaches back to the operation that first made it. None of these
-    nodes reads those values, and each was recorded for exactly them, so the
-    write is taken as seen: their result versions, and their saved versions
-    of the standing-in Tensors, move to the current ones. Every other saved
-    version is kept, so a write into anything else still fails backward.
-    """
-    def current(pairs):
-        return tuple(c._version if any(c is t for t in carriers) else v for c, v in pairs)
-
-    while node is not None:
-        state = node._result_state
-        if state is not None:
-            node._result_state = (state[0], current(zip(*state)))
-        before = next((t for t in node._inputs if t in _BEFORE), None)
-        if before is None:
-            return
-        node._versions = current(zip(_unique_carriers(node._inputs), node._versions))
-        node = before._ctx
-
-
-def takes_recorded_write(history: Operation, target: Tensor) -> bool:
-    """Whether a write into ``target``, the result of ``history``, can be recorded over that history.
-
-    The node must not read its result (the write replaces it) and must
-    describe ``target``'s values exactly now: no write since it was recorded,
-    noted or not (``y.fill_`` leaves a history that fails at backward anyway).
-    """
-    if history._released or type(history).reads_result or history._written is not None:
-        return False
-    if history._result_layout != target._layout:
-        return False
-    state = history._result_state
-    return state is None or all(c._version == v for c, v in zip(*state))
-
-
-#: In-place operators whose update is recorded on a result: their VJPs read neither the target's
-#: old values (overwritten) nor, for these, anything but the other operand (a constant here).
-_UPDATES_ANY_OTHER = frozenset({"add", "subtract"})
-_UPDATES_CONSTANT_OTHER = frozenset({"multiply", "divide"})
-
-
-def record_update(target: Tensor, other: Any, update: Tensor, history: Any, name: str) -> bool:
-    """Make ``target op= other`` (already written into ``target``) the node of ``target``, as torch does.
-
-    ``update`` is ``target op other``, computed and recorded before the write;
-    ``history`` was ``target``'s node then and could take a recorded write
-    (``takes_recorded_write``, asked before the write). Where the update's
-    VJP reads neither ``target``'s old values nor a differentiable ``other``
-    (``+=``, ``-=``, ``*=`` and ``/=`` by a constant), the update's node takes ``target`` as its result and a Tensor over
-    ``target``'s storage with the old history as its input, which describes
-    the values from before the write exactly. Returns whether it did.
-    """
-    node = update._ctx
-    if node is None:
-        return False
-    if name not in _UPDATES_ANY_OTHER and (name not in _UPDATES_CONSTANT_OTHER or (
-            isinstance(other, Tensor) and other._dtype is _FLOAT32)):
-        return False
-    if not any(t is target for t in node._inputs) or (isinstance(other, Tensor) and _reads_storage_of(other, target)):
-        return False
-    before = _BEFORE.add(target._alias())
-    before._ctx = history
-    node._inputs = tuple(before if t is target else t for t in node._inputs)
-    node._versions = versions_of(node._inputs)    # after the write, which nothing here reads
-    node._result_layout = target._layout
-    node._result_state = result_state(target)
-    target._ctx = node
-    _forget_writes(history, target._carriers)
-    return True
-
-
-def _reads_storage_of(value: Tensor, x: Tensor) -> bool:
-    """Whether ``value``'s history saved ``x``'s storage (``x[:] = 2 * x``): recording the write
-    would make ``x`` its own ancestor, so such a write stays unrecorded."""
-    targets = x._carriers
-    seen: set = set()
-    pending = [value._ctx]
-    while pending:
-        node = pending.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for saved in node._inputs:
-            if saved is x or any(c is t for c in saved._carriers for t in targets):
-                return True
-            pending.append(saved._ctx)
-    return False
-
-
-_UNWRITTEN = -1   # owner of a position no write took: x's values from before the first write
-_CONSTANT = -2    # owner of a position last written with a constant
-
-
-class _WrittenValue(Operation):
-    """``x[key] = value``, and the writes into ``x`` after it: ``x`` becomes this node's result.
-
-    The cotangent at the positions each value still holds goes to that value
-    (summed where it was broadcast); positions written with a constant pass
-    nothing. ``x``'s values from before the first write are constants for a
-    leaf; for the result of an operation (``history``) they are that
-    result, saved as a Tensor over ``x``'s storage with the operation as its
-    node, which gets the cotangent at the positions no write took and a zero
-    at the others, exactly torch's rule for writes into a result. So the
-    usual way to build an array in Array API code (fill, then write), and
-    ``xpx.at(y)[i].set(v)`` into a computed ``y``, differentiate.
-    """
-
-    reads_result = False
-
-    @classmethod
-    def record(cls, x: Tensor, value: Any, parts: tuple, selected: tuple) -> None:
-        node = x._ctx
-        if node is None or node.__class__ is not cls:
-            history = node
-            node = cls()
-            node._result_layout = x._layout
-            shape = tuple(x._layout.mode_sizes)
-            node.context["owner"] = np.full(shape, _UNWRITTEN, dtype=np.int64)  # which write holds each position
-            node.context["writes"] = []
-            if history is not None:
-                before = _BEFORE.add(x._alias())
-                before._ctx = history
-                node._inputs = (before,)
-                node._versions = versions_of(node._inputs)
-                node.context["writes"].append(None)
-        owner = node.context["owner"]
-        if isinstance(value, Tensor):
-            index = len(node._inputs)
-            node._inputs = node._inputs + (value,)
-            node._versions = node._versions + versions_of((value,))
-            node.context["writes"].append((_positions(owner.shape, parts), selected))
-        else:
-            index = _CONSTANT
-        owner[parts] = index
-        x._ctx = node
-        node._result_state = result_state(x)
-
-    def backward(self, gradient: Tensor) -> tuple:
-        kind = kind_of(gradient._carriers[0])
-        xp = kind.namespace
-        owner = self.context["owner"].reshape(-1)
-        flat = xp.reshape(natural(gradient, kind), (-1,))
-        grads = []
-        for index, (value, write) in enumerate(zip(self._inputs, self.context["writes"])):
-            if write is None:  # the result the first write went into: the positions no write took
-                kept = owner == _UNWRITTEN
-                if not kept.any():
-                    grads.append(None)
-                    continue
-                kept_g = flat if kept.all() else xp.where(xp.asarray(kept, device=flat.device), flat,
-                                                          xp.zeros_like(flat))
-                natural_shape = tuple(self._result_layout.mode_sizes)
-                grads.append(cotangent_for(value, _to_rev(xp.reshape(kept_g, natural_shape), value, xp), kind))
-                continue
-            positions, selected = write
-            positions = positions.reshape(-1)
-            held = owner[positions] == index  # later writes took the others over
-            if not held.any():
-                grads.append(None)
-                continue
-            take_at = np.where(held, positions, 0)
-            picked = xp.take(flat, xp.asarray(np.ascontiguousarray(take_at), device=flat.device), axis=0)
-            if not held.all():
-                picked = xp.where(xp.asarray(held, device=flat.device), picked, xp.zeros_like(picked))
-            picked = sum_to(xp, xp.reshape(picked, selected), tuple(value._layout.mode_sizes))
-            grads.append(cotangent_for(value, _to_rev(picked, value, xp), kind))
-        return tuple(grads)
+    selected = _offsets(x)[parts]
+    return selected.shape == tuple(value.shape) and bool(np.array_equal(selected, _offsets(value)))
 
 
 def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
@@ -359,7 +143,4 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
     except ValueError as exc:
         raise ValueError(f"cannot assign a value of shape {np.shape(host_value)} to x[{key!r}] "
                          f"(x has shape {shape}): {exc}") from None
-    if current.ndim == 0:
-        x.fill_(current.item())
-    else:
-        x.copy_(current)
+    x._write(current.item() if current.ndim == 0 else current, add=False)

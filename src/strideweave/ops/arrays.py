@@ -19,7 +19,7 @@ from ..carriers.registry import default_int
 from ..operation import outside_operation
 from ..tensor import Tensor
 from ._broadcasting import sum_to as _sum_to
-from ._natural import natural, natural_op, wrap_natural
+from ._natural import natural, natural_op, row_major, wrap_natural
 from ._support import kind_of, place
 
 __all__ = [
@@ -351,6 +351,7 @@ _Roll = natural_op("roll", lambda xp, a, *, shift, axis: (xp.roll(a, shift, axis
                    lambda xp, g, kept, *, shift, axis: (xp.roll(g, _negate(shift), axis=axis),), reads_inputs=False)
 _Reshape = natural_op("reshape_c", lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape),
                       lambda xp, g, kept, *, shape: (xp.reshape(g, kept),), reads_inputs=False)
+_Reshape.reads_result = False  # its result is often a view of its input; backward reads neither
 _Moveaxis = natural_op("moveaxis", lambda xp, a, *, source, destination: (xp.moveaxis(a, source, destination), None),
                        lambda xp, g, kept, *, source, destination: (xp.moveaxis(g, destination, source),),
                        reads_inputs=False)
@@ -358,6 +359,9 @@ _Tril = natural_op("tril", lambda xp, a, *, k: (xp.tril(a, k=k), None),
                    lambda xp, g, kept, *, k: (xp.tril(g, k=k),), reads_inputs=False)
 _Triu = natural_op("triu", lambda xp, a, *, k: (xp.triu(a, k=k), None),
                    lambda xp, g, kept, *, k: (xp.triu(g, k=k),), reads_inputs=False)
+# Rules whose backward keeps nothing of their result (a write into it leaves their history exact).
+for _rule in (_Take, _TakeAlongAxis, _Flip, _Roll, _Reshape, _Moveaxis, _Tril, _Triu, _CumulativeSum, _Sort):
+    _rule.reads_result = False
 
 
 def _negate(shift):
@@ -390,7 +394,16 @@ def roll(x, /, shift, *, axis=None, options=None) -> Tensor:
 
 
 def _c_reshape(x: Tensor, shape: tuple, options) -> Tensor:
-    return _run(_Reshape, (x,), options, shape=tuple(shape))
+    shape = tuple(shape)
+    if options is None and x._blocks is None and x._raw is None and len(x._carriers) == 1 \
+            and -1 not in shape and x._layout == row_major(x._layout.mode_sizes):
+        # C-contiguous: the reshape is a view of the same carrier, so a write through either is
+        # a write to one storage with one version (a reshaped native array would be a second
+        # carrier over the same memory, invisible to the other's version).
+        from .views import View
+
+        return View()(x, layout=row_major(shape), offset=x._offset)
+    return _run(_Reshape, (x,), options, shape=shape)
 
 
 def squeeze(x, /, axis, *, options=None) -> Tensor:
@@ -492,6 +505,7 @@ def _tile_vjp(xp, g, shape, *, reps):
 
 
 _Tile = natural_op("tile", _tile_forward, _tile_vjp, reads_inputs=False)
+_Tile.reads_result = False
 
 
 def tile(x, repetitions, /, *, options=None) -> Tensor:
@@ -523,6 +537,7 @@ def _diff_vjp(xp, g, extents, *, axis, n):
 
 
 _Diff = natural_op("diff", _diff_forward, _diff_vjp, reads_inputs=False)
+_Diff.reads_result = False
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None, options=None) -> Tensor:

@@ -86,6 +86,7 @@ class View(Primitive):
     __slots__ = ()
     composite = False  # forward computes natively, calling no other operation
     supports_batched = True
+    reads_result = False
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
         self.saved = offset
