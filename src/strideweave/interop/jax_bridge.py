@@ -62,7 +62,8 @@ class _Bridge:
         if self.specs is not None:
             return self.specs
         if self.out_shape is None:
-            with no_grad():
+            # Only the shapes are kept: values such as atanh(1) = inf need no NumPy warning.
+            with no_grad(), np.errstate(all="ignore"):
                 _, outputs = self.evaluate([np.ones(a.shape, a.dtype) for a in arrays])
             specs = tuple(jax.ShapeDtypeStruct(natural_shape(o), np.dtype(o.dtype.name)) for o in outputs)
         else:

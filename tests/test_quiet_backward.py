@@ -1,0 +1,71 @@
+"""Backward at a domain boundary gives torch's inf and NaN gradients, without NumPy warnings."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from strideweave.testing import available_carriers
+
+CARRIERS = available_carriers()
+
+# (function, its torch counterpart's name, inputs with boundary points)
+UNARY = [("log", [0.0, 1.0]), ("log1p", [-1.0, 0.5]), ("log2", [0.0, 2.0]), ("log10", [0.0, 2.0]),
+         ("sqrt", [0.0, 4.0]), ("reciprocal", [0.0, 2.0]), ("asin", [1.0, -1.0, 0.5]), ("acos", [1.0, -1.0, 0.5]),
+         ("acosh", [1.0, 2.0]), ("atanh", [1.0, -1.0, 0.5]), ("atan", [1e30, 1.0]), ("asinh", [1e30, 1.0])]
+# The last field: which operands' gradients equal torch's. StrideWeave takes the exponent's gradient as 0
+# where the base is not positive (user guide, "power"), where torch gives log(0) * 0**b; at the origin
+# atan2's gradient is 0/0 = NaN, as in JAX, where torch gives 0.
+BINARY = [("divide", [1.0, 0.0, 0.0], [0.0, 0.0, 2.0], (0, 1)),
+          ("power", [0.0, 0.0, 2.0], [0.5, -1.0, 2.0], (0,)),
+          ("power", [0.0, 2.0], [0.5, 2.0], (0, 1)),
+          ("atan2", [0.0, 1.0], [0.0, 2.0], ()),
+          ("hypot", [0.0, 3.0], [0.0, 4.0], (0, 1)),
+          ("remainder", [1.0, 5.0], [0.0, 3.0], (0, 1))]
+
+
+def _torch_grads(name, *values):
+    torch = pytest.importorskip("torch")
+    names = {"asin": "asin", "acos": "acos", "acosh": "acosh", "atanh": "atanh", "atan": "atan", "asinh": "asinh",
+             "power": "pow", "atan2": "atan2", "hypot": "hypot", "remainder": "remainder"}
+    leaves = [torch.tensor(v, dtype=torch.float32, requires_grad=True) for v in values]
+    getattr(torch, names.get(name, name))(*leaves).sum().backward()
+    return [leaf.grad.numpy() for leaf in leaves]
+
+
+def _quiet_grads(name, carrier, *values):
+    leaves = [sw.tensor(np.array(v, np.float32), carrier=carrier) for v in values]
+    with np.errstate(all="ignore"):  # the forward pass is the caller's computation (atanh(1) = inf)
+        loss = sw.sum(getattr(sw, name)(*leaves))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss.backward()
+    return [leaf.grad.numpy() for leaf in leaves]
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("name, values", UNARY, ids=[u[0] for u in UNARY])
+def test_unary_rule_at_its_boundary(name, values, carrier):
+    (got,) = _quiet_grads(name, carrier, values)
+    (want,) = _torch_grads(name, values)
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("name, a, b, like_torch", BINARY, ids=[f"{b[0]}{i}" for i, b in enumerate(BINARY)])
+def test_binary_rule_at_its_boundary(name, a, b, like_torch, carrier):
+    got = _quiet_grads(name, carrier, a, b)
+    want = _torch_grads(name, a, b)
+    for i in like_torch:
+        np.testing.assert_allclose(got[i], want[i], rtol=1e-6, equal_nan=True)
+    if name == "atan2":
+        assert np.isnan(got[0][0]) and np.isnan(got[1][0])
+        np.testing.assert_allclose([got[0][1], got[1][1]], [want[0][1], want[1][1]], rtol=1e-6)
+
+
+def test_warnings_outside_backward_are_left_alone():
+    # The rules silence NumPy only while they run: the caller's own NumPy code still warns.
+    sw.sum(sw.sqrt(sw.tensor([0.0, 1.0]))).backward()
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        np.float32(1.0) / np.zeros(1, np.float32)
