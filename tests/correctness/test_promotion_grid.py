@@ -7,6 +7,7 @@ independently of the implementation, from that rule.
 """
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -34,10 +35,11 @@ def expected(a, b):
 def _storable(dtype, carrier):
     """Whether the carrier's library has the dtype (JAX: 64-bit only in x64 mode; array-api-strict: no float16)."""
     try:
-        sw.zeros(1, dtype, carrier=carrier)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # JAX without x64 narrows a 64-bit request, as jax.numpy does
+            return sw.zeros(1, dtype, carrier=carrier).dtype is dtype
     except TypeError:
         return False
-    return True
 
 
 def _make(dtype, carrier):

@@ -251,9 +251,11 @@ def test_concat_stack_forward(carrier, kind):
 
 def test_astype_copy_detach(carrier):
     x = make("holes", seed=22, carrier=carrier)
-    if carrier == "jax":  # JAX stores no 64-bit types unless x64 mode is on
-        with pytest.raises(TypeError, match="Float64"):
-            sw.astype(x, sw.DType.Float64)
+    if carrier == "jax":  # JAX without x64 mode stores a 64-bit request in 32 bits, as jax.numpy does
+        with pytest.warns(UserWarning, match="jax_enable_x64"):
+            d = sw.astype(x, sw.DType.Float64)
+        assert d.dtype == F32
+        close(d, x.numpy())
     else:
         d = sw.astype(x, sw.DType.Float64)
         assert d.dtype == sw.DType.Float64 and d.autograd_ctx is None
