@@ -328,8 +328,9 @@ def check(case: Case, carrier: str) -> None:
     if outcome.kind != "loud":
         raise AssertionError(f"{case.id} on {carrier}: {outcome.kind}: {outcome.detail}{where}")
     torch_error = reference(case).torch_error
-    raise AssertionError(f"{case.id} on {carrier}: {outcome.detail}{where}; torch gave "
-                         f"{'no error' if torch_error is None else repr(str(torch_error)[:120])}; expected agreement or "
+    torch_said = "no error" if torch_error is None else repr(str(torch_error)[:120])
+    raise AssertionError(f"{case.id} on {carrier}: {outcome.detail}{where}; torch gave {torch_said}; expected "
+                         "agreement or "
                          + "; ".join(f"{f.error.__name__} matching {f.fragment!r} ({f.cause})"
                                      for f in case.allowed_loud(carrier)))
 

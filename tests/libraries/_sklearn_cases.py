@@ -15,6 +15,7 @@ from _library_harness import Case, constant, float64_cut
 LIB = "scikit-learn"
 TARGETS = np.random.default_rng(11).standard_normal((6, 4))
 LABELS = np.array([0, 1, 0, 1, 1, 0])
+LABELS3 = np.array([0, 1, 2, 0, 1, 2])
 
 
 def _pairwise(name, **kwargs):
@@ -153,13 +154,19 @@ def lda(x):
     return LinearDiscriminantAnalysis().fit(x, constant(x, LABELS)).predict_proba(x)
 
 
+def lda_transform(x):
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    return LinearDiscriminantAnalysis().fit(x, constant(x, LABELS3)).transform(x)
+
+
 def gaussian_nb(x):
     from sklearn.naive_bayes import GaussianNB
     return GaussianNB().fit(x, constant(x, LABELS)).predict_proba(x)
 
 
 # euclidean_distances upcasts Float32 blocks to Float64 (_euclidean_distances_upcast), by design.
-PAIRWISE_FLOAT64 = float64_cut(r"sklearn/metrics/pairwise\.py", "euclidean_distances computes Float32 blocks in Float64")
+PAIRWISE_FLOAT64 = float64_cut(r"sklearn/metrics/pairwise\.py",
+                               "euclidean_distances computes Float32 blocks in Float64")
 
 CASES = [
     Case(LIB, "pairwise.linear_kernel", _pairwise("linear_kernel")),
@@ -193,9 +200,13 @@ CASES = [
     Case(LIB, "metrics.mean_absolute_percentage_error", _metric("mean_absolute_percentage_error")),
     Case(LIB, "metrics.d2_absolute_error_score", _metric("d2_absolute_error_score")),
     Case(LIB, "Ridge.predict", ridge),
-    Case(LIB, "RidgeCV.predict", ridge_cv, loud=(float64_cut(r"sklearn/linear_model/_ridge\.py", "RidgeCV casts to Float64"),)),
+    Case(LIB, "RidgeCV.predict", ridge_cv,
+         loud=(float64_cut(r"sklearn/(linear_model|utils)/", "RidgeCV (GCV) casts to Float64"),)),
     Case(LIB, "RidgeClassifier.decision_function", ridge_classifier),
-    Case(LIB, "LinearDiscriminantAnalysis.predict_proba", lda),
+    # Two features: with four, six points separate perfectly, the decision values reach +-5000 and
+    # expit's Float32 gradient overflows (NaN in torch's Float32 as well).
+    Case(LIB, "LinearDiscriminantAnalysis.predict_proba", lda, shape=(6, 2)),
+    Case(LIB, "LinearDiscriminantAnalysis(3 classes).transform", lda_transform),
     Case(LIB, "PCA.fit_transform", _transformer(pca)),
     Case(LIB, "PCA(covariance_eigh).fit_transform", _transformer(pca_covariance_eigh)),
     Case(LIB, "Nystroem.fit_transform", _transformer(nystroem), loud=(PAIRWISE_FLOAT64,)),

@@ -1,4 +1,4 @@
-"""SciPy's Array API paths (SCIPY_ARRAY_API=1) on StrideWeave arrays: gradients agree with torch.autograd, or fail loudly.
+"""SciPy's Array API paths (SCIPY_ARRAY_API=1) on StrideWeave arrays: gradients agree with torch, or fail loudly.
 
 ``_library_harness.check`` fails on a wrong gradient, on a ``None``
 gradient without an error, and on any error the case does not accept
