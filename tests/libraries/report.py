@@ -25,6 +25,19 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")  # before anything imports SciPy
 from _library_harness import CARRIERS, markdown_details, markdown_table, require_scipy_array_api, run_all  # noqa: E402
 
 
+def _versions() -> str:
+    import importlib.metadata
+
+    names = ["strideweave", "scikit-learn", "scipy", "torch", "jax", "array-api-strict", "array-api-compat"]
+    found = []
+    for name in names:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "Measured with " + ", ".join(found) + "; reference: torch.autograd in float64."
+
+
 def main(argv=None) -> None:
     """Run every case on the chosen carriers and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -40,6 +53,7 @@ def main(argv=None) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         outcomes = run_all(_sklearn_cases.CASES + _scipy_cases.CASES, args.carrier)
+    print(_versions() + "\n")
     print(markdown_table(outcomes))
     if args.details:
         print()
