@@ -67,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
             task = progress.add_task("", total=total)
             result = run(cases, carriers, jobs=args.jobs,
                          on_progress=lambda label, n: progress.update(task, advance=n, description=label))
-        print_table(result)
 
-    # The interop section: the same cases through sw.interop.torch_function / jax_function.
+    # The interop section: the same cases through sw.interop.torch_function / jax_function. It runs
+    # before the table is printed, so that the console's counts and failures are the report's.
     result.checks.extend(run_interop(cases, carriers))
+    if not args.quiet:
+        print_table(result)
     paths = write_all(result, args.out)
     if result.failures:
         if args.quiet:  # otherwise print_table already named each one

@@ -16,10 +16,17 @@ from pathlib import Path
 from .inputs import VARIANTS
 from .runner import Check, RunResult, checks_for, condense
 
-__all__ = ["summarise", "print_table", "write_markdown", "write_json", "write_heatmap", "write_all",
-           "columns"]
+__all__ = ["summarise", "summary_line", "print_table", "write_markdown", "write_json", "write_heatmap",
+           "write_all", "columns", "is_interop"]
 
 _STATUS_RANK = {"skip": 0, "pass": 1, "fail": 2, "error": 3}
+
+
+def is_interop(check: Check) -> bool:
+    """Whether ``check`` belongs to the interop section (a case through torch_function / jax_function)."""
+    from .interop import BRIDGES
+
+    return check.check in {name for name, _ in BRIDGES.values()}
 
 
 def columns(carriers: list[str]) -> list[tuple[str, str]]:
@@ -41,17 +48,22 @@ def _worst(checks: list[Check]) -> dict:
 def summarise(result: RunResult) -> dict:
     """Nested summaries: by case -> carrier, and by case -> (carrier, check)."""
     by_carrier, by_column = defaultdict(list), defaultdict(list)
+    counts, carrier_counts, interop_counts = defaultdict(int), defaultdict(int), defaultdict(int)
     for c in result.checks:
-        by_carrier[(c.case, c.carrier)].append(c)
         by_column[(c.case, c.carrier, c.check)].append(c)
-    counts = defaultdict(int)
-    for c in result.checks:
         counts[c.status] += 1
-    units = {(c.case, c.layout) for c in result.checks}
+        if is_interop(c):
+            interop_counts[c.status] += 1
+        else:  # the case x carrier table holds the carrier checks; the interop section has its own
+            by_carrier[(c.case, c.carrier)].append(c)
+            carrier_counts[c.status] += 1
+    units = {(c.case, c.layout) for c in result.checks if not is_interop(c)}
     return {
         "carrier": {k: _worst(v) for k, v in by_carrier.items()},
         "column": {k: _worst(v) for k, v in by_column.items()},
         "counts": dict(counts),
+        "carrier_counts": dict(carrier_counts),
+        "interop_counts": dict(interop_counts),
         "units": len(units),
         "layouts": {case: [v for v in VARIANTS if (case, v) in units] for case in result.cases},
     }
@@ -61,6 +73,24 @@ def _fmt(err: float | None) -> str:
     if err is None:
         return "-"
     return "inf" if math.isinf(err) else f"{err:.1e}"
+
+
+def _counts_text(counts: dict) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+
+
+def summary_line(result: RunResult, summary: dict | None = None) -> str:
+    """How many checks ran and how they ended, the interop section's share named: the header and the console say it alike."""
+    summary = summary or summarise(result)
+    carrier_checks = sum(summary["carrier_counts"].values())
+    interop_checks = sum(summary["interop_counts"].values())
+    text = (f"{len(result.cases)} cases, {summary['units']} case x layout units on {len(result.carriers)} carriers "
+            f"({', '.join(result.carriers)}): {len(result.checks)} checks (" + _counts_text(summary["counts"]) + ")")
+    if interop_checks:
+        text += (f" = {carrier_checks} carrier checks (" + _counts_text(summary["carrier_counts"]) + ") + "
+                 f"{interop_checks} interop checks, each case's gradients through sw.interop.torch_function and "
+                 f"jax_function (" + _counts_text(summary["interop_counts"]) + ")")
+    return text + f", {result.seconds:.1f} s"
 
 
 def _cell_text(cell: dict) -> str:
@@ -83,7 +113,7 @@ def print_table(result: RunResult, console=None) -> None:
     console = console or Console()
     summary = summarise(result)
     table = Table(title="StrideWeave conformance: worst relative error per case x carrier "
-                        "(all layouts, all checks)", box=box.SIMPLE_HEAD)
+                        "(all layouts, all carrier checks)", box=box.SIMPLE_HEAD)
     table.add_column("case", style="bold", no_wrap=True)
     table.add_column("layouts", justify="right", style="dim")
     for carrier in result.carriers:
@@ -95,11 +125,14 @@ def print_table(result: RunResult, console=None) -> None:
             cell = summary["carrier"].get((case, carrier))
             row.append("-" if cell is None else f"[{style[cell['status']]}]{_cell_text(cell)}[/]")
         table.add_row(*row)
+    # Not narrower than the table: rich would cut the numbers (1.2e-0...) to fit an 80-column default.
+    from rich.measure import Measurement
+
+    needed = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    if console.width < needed:
+        console.width = needed
     console.print(table)
-    counts = summary["counts"]
-    console.print(f"{summary['units']} case x layout units on {len(result.carriers)} carriers: "
-                  f"{len(result.checks)} checks, " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-                  + f" in {result.seconds:.1f} s")
+    console.print(summary_line(result, summary), markup=False, highlight=False)
     for line in condense(result.failures):
         console.print(line, style="red", markup=False, highlight=False)
 
@@ -131,10 +164,7 @@ def write_markdown(result: RunResult, path: Path, heatmap: str | None = None) ->
     lines = [
         "# StrideWeave cross-carrier gradient conformance",
         "",
-        f"**Result: {status}.** {len(result.cases)} cases, {summary['units']} case x layout units, "
-        f"{len(result.carriers)} carriers ({', '.join(result.carriers)}), {len(result.checks)} checks "
-        f"(" + ", ".join(f"{v} {k}" for k, v in sorted(summary["counts"].items())) + f"), "
-        f"{result.seconds:.1f} s.",
+        f"**Result: {status}.** {summary_line(result, summary)}.",
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in result.versions.items()) + ".",
         "",

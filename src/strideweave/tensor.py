@@ -147,10 +147,22 @@ class Tensor:
                     node._result_state = (carriers, (0,))
         return carriers
 
+    # Copies as torch makes them (``_copies``): detached, in fresh storage on the same carrier class
+    # and device; copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
     def __reduce_ex__(self, protocol: int) -> Any:
-        # copy and pickle copy slots: make the carrier first, so a shallow copy shares it.
-        self._carriers
-        return object.__reduce_ex__(self, protocol)
+        from ._copies import reduce
+
+        return reduce(self)
+
+    def __copy__(self) -> "Tensor":
+        from ._copies import fresh_copy
+
+        return fresh_copy(self, "copy.copy")
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        from ._copies import deep_copy
+
+        return deep_copy(self, memo)
 
     def _alias(self) -> "Tensor":
         """A new Tensor over the same storage, with no autograd history."""

@@ -181,9 +181,11 @@ def test_reduction(name, args, kind):
 
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_reduction_methods(name):
+    # The methods have NumPy's meaning: ``axis=``, and a full reduction is 0-d.
     x = make("transposed", seed=19)
-    check(lambda t: getattr(t, name)(modes=(0,)), [x])
+    check(lambda t: getattr(t, name)(axis=0), [x])
     check(lambda t: getattr(t, name)(), [x])
+    assert getattr(x, name)().shape == () and getattr(x, name)(axis=0, keepdims=True).shape == (1, x.shape[1])
 
 
 def test_prod_with_a_zero():

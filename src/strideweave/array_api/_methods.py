@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
-from . import _indexing
 from ..tensor import Tensor, refuse_implicit_export
+from . import _indexing, _native_operands, _numpy_methods
 
 __all__ = ["attach"]
 
@@ -30,11 +30,20 @@ def _namespace(self, /, *, api_version=None):
 
 def _binary(name: str, reflected: bool = False):
     fn = getattr(_ops, name)
-    if not reflected:
-        return fn  # ``fn(a, b)`` is already the method (operators are on the hot path)
+    what = f"{_SYMBOLS.get(name, _COMPARISON_SYMBOLS.get(name, name))!r}"
 
-    def method(self, other):
-        return fn(other, self)
+    # Tensors and floats, the operators' hot path, go straight to the op; a native array
+    # becomes a constant on the Tensor's carrier or is refused (``_native_operands``).
+    if not reflected:
+        def method(self, other):
+            if other.__class__ is float or isinstance(other, Tensor):
+                return fn(self, other)
+            return fn(self, _native_operands.constant(self, other, what))
+    else:
+        def method(self, other):
+            if other.__class__ is float or isinstance(other, Tensor):
+                return fn(other, self)
+            return fn(_native_operands.constant(self, other, what), self)
     method.__name__ = name
     return method
 
@@ -85,12 +94,14 @@ _DUNDERS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
 def _matmul(self, other):
     from . import matmul
 
+    other = _native_operands.constant(self, other, "'@'")
     return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
 def _rmatmul(self, other):
     from . import matmul
 
+    other = _native_operands.constant(self, other, "'@'")
     return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
@@ -119,11 +130,13 @@ def _to_device(self, device, /, *, stream=None):
     return to_device(self, device, stream=stream)
 
 
-# StrideWeave's own method forms (layout-native: ``modes=``, colexicographic reshape).
+# Method forms whose meaning is the same in NumPy, torch and StrideWeave; those that differ
+# (reductions, reshape, transpose) take NumPy's meaning in ``_numpy_methods``.
 _UNARY_METHODS = ("exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "copy", "detach")
-_REDUCTION_METHODS = ("sum", "mean", "max", "min", "prod")
 _COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "eq": "equal",
                 "ne": "not_equal"}
+_COMPARISON_SYMBOLS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+                       "not_equal": "!="}
 
 
 def _unary_method(name: str):
@@ -134,19 +147,9 @@ def _unary_method(name: str):
     return method
 
 
-def _reduction_method(name: str):
-    def method(self, modes=None, keepdims=False):
-        return getattr(_ops, name)(self, modes=modes, keepdims=keepdims)
-    method.__name__ = name
-    method.__doc__ = f"``sw.{name}(self, modes=modes, keepdims=keepdims)`` (layout-native reduction)."
-    return method
-
-
 def _attach_native() -> None:
     for name in _UNARY_METHODS:
         setattr(Tensor, name, _unary_method(name))
-    for name in _REDUCTION_METHODS:
-        setattr(Tensor, name, _reduction_method(name))
     for short, name in _COMPARISONS.items():
         setattr(Tensor, f"__{short}__", _binary(name))
     Tensor.__neg__ = lambda self: _ops.negative(self)
@@ -155,18 +158,18 @@ def _attach_native() -> None:
     Tensor.clip = lambda self, min=None, max=None: _ops.clip(self, min, max)  # noqa: A002
     Tensor.maximum = lambda self, other: _ops.maximum(self, other)
     Tensor.minimum = lambda self, other: _ops.minimum(self, other)
-    Tensor.astype = lambda self, dtype: _ops.astype(self, dtype)
     Tensor.view = lambda self, layout: _ops.view(self, layout)
-    Tensor.permute = lambda self, order: _ops.permute(self, order)
-    Tensor.transpose = lambda self, order=None: _ops.transpose(self, order)
-    Tensor.reshape = lambda self, shape: _ops.reshape(self, shape)
     Tensor.broadcast_to = lambda self, shape: _ops.broadcast_to(self, shape)
     Tensor.T = property(lambda self: _ops.transpose(self))
 
 
 def attach() -> None:
-    """Add the operators, the op library's method forms and the standard's array-object surface to ``Tensor``."""
+    """Add the operators, the method forms and the standard's array-object surface to ``Tensor``."""
+    import strideweave.array_api as xp
+
     _attach_native()
+    _numpy_methods.attach(xp)
+    _native_operands.attach(xp)
     for short, name in _DUNDERS.items():
         setattr(Tensor, f"__{short}__", _binary(name))
         setattr(Tensor, f"__r{short}__", _binary(name, reflected=True))

@@ -1,0 +1,114 @@
+"""Copies of Tensors for ``copy``, ``copy.deepcopy`` and ``pickle``, as torch makes them.
+
+Each gives a detached Tensor in fresh canonical storage on the same carrier
+class and device. A Tensor with autograd history is refused by ``copy.copy``
+and ``copy.deepcopy`` (torch's deepcopy rule: only leaves), since a silently
+detached copy would drop the history; ``t.clone()`` is the differentiable
+copy. ``pickle`` stores the values of any Tensor and loads them as a leaf,
+as torch does: history never travels through a file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .carriers.registry import resolve
+from .dtypes import CompoundDType, dtype_from_name
+from .layout import Layout
+from .tensor import Tensor, to_numpy
+
+__all__ = ["fresh_copy", "reduce", "rebuild"]
+
+_CARRIER_NAMES = {"NumpyCarrier": "numpy", "TorchCarrier": "torch", "JaxCarrier": "jax", "DaskCarrier": "dask"}
+
+
+def _check_leaf(t: Tensor, what: str) -> None:
+    if t._ctx is not None:
+        raise RuntimeError(
+            f"{what} copies only Tensors without autograd history (leaves), as torch's deepcopy: this one is "
+            f"the result of {type(t._ctx).__name__}; use t.clone() for a differentiable copy, or "
+            f"{what}(t.detach()) for a copy of the values outside the graph")
+
+
+def _canonical_values(t: Tensor) -> list:
+    """One flat native array per carrier, in canonical (colexicographic) order, sharing nothing with ``t``."""
+    out = []
+    for carrier in t._carriers:
+        xp = carrier.kind.namespace
+        out.append(xp.asarray(xp.reshape(carrier.gather_rev(t._layout, t._offset), (-1,)), copy=True))
+    return out
+
+
+def fresh_copy(t: Tensor, what: str) -> Tensor:
+    """A detached copy of the leaf ``t`` in fresh canonical storage of the same carriers' kinds."""
+    _check_leaf(t, what)
+    if t._blocks is not None:
+        from .creation import from_subtensors
+
+        blocks, mode = t._blocks
+        return from_subtensors([fresh_copy(b, what) for b in blocks], mode)
+    carriers = [c.kind.from_array(v) for c, v in zip(t._carriers, _canonical_values(t))]
+    return Tensor(carriers, Layout.canonical(t._layout.shape.modes), 0, t._dtype)
+
+
+def deep_copy(t: Tensor, memo: dict) -> Tensor:
+    """``copy.deepcopy``: ``fresh_copy`` with ``.grad`` deep-copied too, as torch does."""
+    import copy
+
+    out = fresh_copy(t, "copy.deepcopy")
+    memo[id(t)] = out
+    if t._grad is not None:
+        out._grad = copy.deepcopy(t._grad, memo)
+    return out
+
+
+def _carrier_token(kind) -> tuple:
+    """What names ``kind`` in a pickle: a carrier name (or namespace module) and a picklable device."""
+    name = _CARRIER_NAMES.get(kind.cls.__name__, getattr(kind.namespace, "__name__", None))
+    device = kind.device
+    if name == "jax":
+        import jax
+
+        device = f"{device.platform}:{jax.devices(device.platform).index(device)}"
+    return name, device
+
+
+def _kind_from_token(name: str, device: Any):
+    if name in _CARRIER_NAMES.values() or name == "array_api_strict":
+        return resolve(name, device=device)
+    import importlib
+
+    return resolve(importlib.import_module(name), device=device)
+
+
+def reduce(t: Tensor) -> tuple:
+    """``__reduce_ex__``: the values (host NumPy arrays), the hierarchical shape, dtype and carriers."""
+    if t._blocks is not None:
+        blocks, mode = t._blocks
+        return _rebuild_blocks, (tuple(b.detach() for b in blocks), mode)
+    fields = t._dtype.fields if isinstance(t._dtype, CompoundDType) else None
+    dtypes = [d.name for _, d in fields] if fields else [t._dtype.name]
+    storage = [(_carrier_token(c.kind), to_numpy(v)) for c, v in zip(t._carriers, _canonical_values(t))]
+    return rebuild, (t._layout.shape.modes, [n for n, _ in fields] if fields else None, dtypes, storage)
+
+
+def rebuild(modes: tuple, field_names: list | None, dtypes: list, storage: list) -> Tensor:
+    """A leaf Tensor from what ``reduce`` stored (``pickle`` calls it by this name)."""
+    from .carriers.registry import transfer
+
+    carriers = []
+    for ((name, device), host), dtype_name in zip(storage, dtypes):
+        kind = _kind_from_token(name, device)
+        carrier = kind.from_array(transfer(host, kind))
+        if carrier.dtype != dtype_from_name(dtype_name):
+            raise ValueError(f"unpickled storage holds {carrier.dtype!r}, expected {dtype_name}")
+        carriers.append(carrier)
+    dtype = carriers[0].dtype if field_names is None else \
+        CompoundDType([(n, dtype_from_name(d)) for n, d in zip(field_names, dtypes)])
+    return Tensor(carriers, Layout.canonical(modes), 0, dtype)
+
+
+def _rebuild_blocks(blocks: tuple, mode: int) -> Tensor:
+    from .creation import from_subtensors
+
+    return from_subtensors(blocks, mode)

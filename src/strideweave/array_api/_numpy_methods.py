@@ -1,0 +1,251 @@
+"""Tensor methods with NumPy's meaning: the same functions as ``strideweave.array_api``.
+
+``t.reshape(3, 2)`` is C order, ``t.sum(axis=0)`` counts axes and a full
+reduction is 0-d, as in NumPy and torch, so a user of either never gets other
+values from a method than from their own library. The layout-native forms
+(``sw.reshape`` colexicographic, ``sw.sum(t, modes=...)`` with its ``(1)``
+full reduction) stay the top-level ``strideweave`` functions.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import ops as _ops
+from ..dtypes import SimpleDType
+from ..layout import Shape
+from ..tensor import Tensor
+
+__all__ = ["attach"]
+
+_XP: Any = None  # strideweave.array_api, bound by attach() once the namespace is complete
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"Tensor.{name}: out= is not supported (results are new Tensors; write one into "
+                        f"another with t[...] = result)")
+
+
+def _shape_args(name: str, shape: tuple) -> tuple:
+    """``f(3, 2)`` or ``f((3, 2))`` as a tuple of ints, the way NumPy reads a shape."""
+    if not shape:
+        raise TypeError(f"Tensor.{name} needs a shape, e.g. t.{name}(3, 2) or t.{name}((3, 2))")
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = shape[0]
+    if isinstance(shape, Shape):
+        raise TypeError(f"Tensor.{name} takes ints in C order, as NumPy; for a hierarchical {shape!r} use "
+                        f"sw.{name}(t, shape) (colexicographic)")
+    try:
+        return tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"Tensor.{name}: the shape must be ints or one tuple of ints, got {shape!r}") from None
+
+
+def _axes_args(name: str, axes: tuple) -> tuple | None:
+    if not axes or axes == (None,):
+        return None
+    if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+        axes = axes[0]
+    try:
+        return tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"Tensor.{name}: axes must be ints or one tuple of ints, got {axes!r}") from None
+
+
+def as_dtype(dtype: Any, name: str = "astype") -> SimpleDType:
+    """A StrideWeave dtype from a StrideWeave, NumPy or Python dtype (``np.float64``, ``"int32"``, ``float``)."""
+    if isinstance(dtype, SimpleDType):
+        return dtype
+    from ..creation import _NUMPY_NAMES
+
+    try:
+        found = _NUMPY_NAMES.get(np.dtype(dtype).name)
+    except TypeError:
+        found = None
+    if found is None:
+        raise TypeError(f"Tensor.{name}: dtype must be a StrideWeave dtype (e.g. xp.float32) or a NumPy dtype "
+                        f"that has one, got {dtype!r}")
+    return found
+
+
+# ----- shape -------------------------------------------------------------------------------------------
+
+def reshape(self, *shape, order="C", copy=None):
+    """The same values read in C order (``order="F"``: Fortran order) under a new shape, as NumPy."""
+    target = _shape_args("reshape", shape)
+    if order == "C":
+        return _XP.reshape(self, target, copy=copy)
+    if order != "F":
+        raise ValueError(f"Tensor.reshape: order must be 'C' or 'F', got {order!r}")
+    # Fortran order is StrideWeave's colexicographic order over the top-level modes.
+    out = _ops.reshape(self, Shape(_resolved(self, target)))
+    return _ops.copy(out) if copy else out
+
+
+def _resolved(self, shape: tuple) -> tuple:
+    """``shape`` with its one ``-1`` filled in, checked against the size (NumPy's messages)."""
+    if shape.count(-1) > 1:
+        raise ValueError(f"Tensor.reshape: shape {shape} has more than one -1")
+    if -1 in shape:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or self.size % known:
+            raise ValueError(f"Tensor.reshape: cannot reshape a Tensor of size {self.size} into shape {shape}")
+        shape = tuple(self.size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != self.size:
+        raise ValueError(f"Tensor.reshape: cannot reshape a Tensor of shape {self.shape} (size {self.size}) "
+                         f"into {shape}")
+    return shape
+
+
+def flatten(self, order="C"):
+    """A 1-D copy of the values in C order (``order="F"``: Fortran order), as NumPy's ``flatten``."""
+    if order not in ("C", "F"):
+        raise ValueError(f"Tensor.flatten: order must be 'C' or 'F', got {order!r}")
+    return reshape(self, -1, order=order, copy=True)
+
+
+def ravel(self, order="C"):
+    """The values as a 1-D Tensor in C order (a view where the layout allows), as NumPy's ``ravel``."""
+    if order not in ("C", "F"):
+        raise ValueError(f"Tensor.ravel: order must be 'C' or 'F', got {order!r}")
+    return reshape(self, -1, order=order)
+
+
+def squeeze(self, axis=None):
+    """Remove the extent-1 axes (``axis``: only those, each of which must have extent 1)."""
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
+    return _XP.squeeze(self, axis)
+
+
+def transpose(self, *axes):
+    """The axes reversed (``t.transpose()``) or reordered (``t.transpose(1, 0)``, ``t.transpose((1, 0))``)."""
+    order = _axes_args("transpose", axes)
+    if order is None:
+        order = tuple(range(self.ndim - 1, -1, -1))
+    return _XP.permute_dims(self, order)
+
+
+def permute(self, *axes):
+    """The axes reordered: axis ``i`` of the result is axis ``axes[i]`` (torch's ``permute``)."""
+    order = _axes_args("permute", axes)
+    if order is None:
+        raise TypeError("Tensor.permute needs the new order of the axes, e.g. t.permute(1, 0)")
+    return _XP.permute_dims(self, order)
+
+
+# ----- reductions --------------------------------------------------------------------------------------
+
+def _cast(self, dtype, name):
+    return self if dtype is None else _XP.astype(self, as_dtype(dtype, name))
+
+
+def sum(self, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001
+    """Sum over ``axis`` (None: every axis, a 0-d result), as ``xp.sum``."""
+    _no_out("sum", out)
+    return _XP.sum(self, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "sum"), keepdims=keepdims)
+
+
+def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+    """Product over ``axis`` (None: every axis, a 0-d result), as ``xp.prod``."""
+    _no_out("prod", out)
+    return _XP.prod(self, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "prod"), keepdims=keepdims)
+
+
+def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+    """Arithmetic mean over ``axis`` (None: a 0-d result), computed in ``dtype`` when given."""
+    _no_out("mean", out)
+    return _XP.mean(_cast(self, dtype, "mean"), axis=axis, keepdims=keepdims)
+
+
+def _extremum(name):
+    def method(self, axis=None, out=None, keepdims=False):
+        _no_out(name, out)
+        return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
+    method.__name__ = name
+    method.__doc__ = f"{'Maximum' if name == 'max' else 'Minimum'} over ``axis`` (None: a 0-d result), as " \
+                     f"``xp.{name}``."
+    return method
+
+
+def _statistic(name):
+    def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        _no_out(name, out)
+        if correction is not None and ddof != 0:
+            raise ValueError(f"Tensor.{name}: give ddof or correction, not both")
+        return getattr(_XP, name)(_cast(self, dtype, name), axis=axis, keepdims=keepdims,
+                                  correction=ddof if correction is None else correction)
+    method.__name__ = name
+    method.__doc__ = (f"{'Standard deviation' if name == 'std' else 'Variance'} over ``axis`` with ``ddof`` (or "
+                      f"``correction``) degrees of freedom removed, as NumPy and ``xp.{name}``.")
+    return method
+
+
+def _arg_extremum(name):
+    def method(self, axis=None, out=None, *, keepdims=False):
+        _no_out(name, out)
+        return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
+    method.__name__ = name
+    method.__doc__ = f"Index of the first {name[3:]}imum along ``axis`` (None: of the C-order flattened values)."
+    return method
+
+
+def _logical(name):
+    def method(self, axis=None, out=None, keepdims=False):
+        _no_out(name, out)
+        return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
+    method.__name__ = name
+    method.__doc__ = f"Logical {'AND' if name == 'all' else 'OR'} over ``axis`` (None: a 0-d result)."
+    return method
+
+
+def cumsum(self, axis=None, dtype=None, out=None):
+    """Cumulative sum along ``axis`` (None: over the C-order flattened values), as NumPy."""
+    _no_out("cumsum", out)
+    x = self if axis is not None else _XP.reshape(self, (-1,))
+    return _XP.cumulative_sum(x, axis=0 if axis is None else axis,
+                              dtype=None if dtype is None else as_dtype(dtype, "cumsum"))
+
+
+# ----- copies, dtypes, formatting ---------------------------------------------------------------------
+
+def clone(self):
+    """A differentiable copy in fresh storage (torch's ``clone``; ``t.copy()`` is the same)."""
+    return _ops.copy(self)
+
+
+def astype(self, dtype, /, *, copy=True, device=None):
+    """The values converted to ``dtype`` (a StrideWeave or NumPy dtype), as ``xp.astype``."""
+    return _XP.astype(self, as_dtype(dtype), copy=copy, device=device)
+
+
+def __format__(self, spec):
+    """``f"{loss:.3f}"``: a one-element Tensor formats its value; without a spec, ``str(t)``."""
+    if not spec:
+        return str(self)
+    if self.size != 1:
+        raise TypeError(f"unsupported format string {spec!r} for a Tensor of shape {self.shape}: only a "
+                        f"one-element Tensor formats as a number (format t.tolist() or t.numpy() instead)")
+    return format(self.item(), spec)
+
+
+def attach(xp) -> None:
+    """Put the NumPy-meaning methods on ``Tensor`` (``xp``: the complete ``strideweave.array_api``)."""
+    global _XP
+    _XP = xp
+    for fn in (reshape, flatten, ravel, squeeze, transpose, permute, sum, prod, mean, cumsum, clone, astype,
+               __format__):
+        setattr(Tensor, fn.__name__, fn)
+    for name in ("max", "min"):
+        setattr(Tensor, name, _extremum(name))
+    for name in ("std", "var"):
+        setattr(Tensor, name, _statistic(name))
+    for name in ("argmax", "argmin"):
+        setattr(Tensor, name, _arg_extremum(name))
+    for name in ("any", "all"):
+        setattr(Tensor, name, _logical(name))
