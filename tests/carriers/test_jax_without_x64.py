@@ -59,6 +59,23 @@ def test_a_64_bit_request_is_stored_as_the_library_stores_it(carrier, request_na
         assert not ours
 
 
+@pytest.mark.parametrize("carrier", available_carriers())
+def test_moving_float64_values_narrows_without_a_warning_as_jnp_asarray(carrier):
+    # jnp.asarray(a float64 array) stores float32 silently: only a dtype asked for warns
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        moved = [xp.asarray(np.arange(3.0), device=carrier), xp.asarray(np.arange(3.0)).to_device(carrier)]
+    narrows = carrier == "jax" and not _x64()
+    for out in moved:
+        assert out.dtype is (xp.float32 if narrows else xp.float64)
+        assert out.numpy().tolist() == [0.0, 1.0, 2.0]
+    assert not [w for w in caught if "jax_enable_x64" in str(w.message)]
+    if narrows:
+        import jax.numpy as jnp
+
+        assert str(jnp.asarray(np.arange(3.0)).dtype) == "float32"
+
+
 SCRIPT = textwrap.dedent("""
     import warnings
     import numpy as np

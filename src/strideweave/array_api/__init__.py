@@ -230,7 +230,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if isinstance(obj, (list, tuple)) and obj and _has_tensor(obj):
         return _from_sequence(obj, dtype, device)
     host = _host_values(obj, dtype, kind)
-    out = _from_host(host, kind)
+    out = _from_host(host, kind, dtype is not None)
     if device is None and not host.ndim:
         _joins_partner(out)  # a scalar as library code writes it: it meets any carrier (torch's 0-d CPU rule)
     return out
@@ -258,7 +258,7 @@ def _from_sequence(obj, dtype, device) -> Tensor:
         else:
             return out if dtype is None or out.dtype is dtype else _ops.astype(out, dtype)
     kind = _kind(device) if device is not None else first._carriers[0].kind
-    out = _from_host(_host_values(items, dtype, kind), kind)
+    out = _from_host(_host_values(items, dtype, kind), kind, dtype is not None)
     return _outside_operation("asarray", tuple(_tensors_in(items)), out)
 
 
@@ -304,7 +304,14 @@ def _from_numpy_dtype(npdtype) -> SimpleDType:
     return dtype_from_name(np.dtype(npdtype).name)
 
 
-def _from_host(host: np.ndarray, kind) -> Tensor:
+_WIDE = ("float64", "int64", "complex128")
+
+
+def _from_host(host: np.ndarray, kind, requested: builtins.bool = True) -> Tensor:
+    """Host values on ``kind``; ``requested``: their dtype was asked for (JAX without x64 then warns as
+    jax.numpy does when it stores a 64-bit request in 32 bits; moving values narrows silently)."""
+    if requested and host.dtype.name in _WIDE:
+        kind.cls._native_dtype_in(kind.namespace, _from_numpy_dtype(host.dtype))
     with no_grad():
         if host.ndim == 0:
             t = _sw_tensor(host.reshape(1), carrier=kind)

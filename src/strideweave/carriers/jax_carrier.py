@@ -17,8 +17,10 @@ request for ``Float64`` / ``Int64`` / ``Complex128`` behaves as in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import warnings
 
 from . import _indexing
@@ -30,6 +32,22 @@ __all__ = ["JaxCarrier"]
 _NARROW = {"float64": "float32", "int64": "int32", "complex128": "complex64"}
 #: Warnings point at the first frame outside StrideWeave.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+#: Set while values are moved onto JAX (``implicit_narrowing``): like ``jnp.asarray(float64 array)``,
+#: that narrows without a warning; only an explicitly requested dtype warns.
+_IMPLICIT = threading.local()
+
+
+@contextlib.contextmanager
+def implicit_narrowing():
+    """Within it, a 64-bit dtype narrows to 32 bits without JAX's warning (a conversion, not a request)."""
+    previous = getattr(_IMPLICIT, "on", False)
+    _IMPLICIT.on = True
+    try:
+        yield
+    finally:
+        _IMPLICIT.on = previous
 
 
 def _outside_stacklevel() -> int:
@@ -177,8 +195,10 @@ class JaxCarrier(LibraryCarrier):
         # complex64 is two 32-bit floats (always available); complex128 needs x64 mode.
         wide = dtype.bits == (128 if dtype.kind == "complex" else 64)
         if wide and not jax.config.jax_enable_x64:
-            # As jax.numpy itself does: store the 32-bit type, and say so.
+            # As jax.numpy itself does: store the 32-bit type, and say so where the dtype was asked for.
             narrow = _NARROW[dtype.name]
+            if getattr(_IMPLICIT, "on", False):
+                return getattr(xp, narrow)
             warnings.warn(f"Explicitly requested dtype {dtype.name} requested in strideweave is not available, "
                           f"and will be truncated to dtype {narrow}. To enable more dtypes, set the jax_enable_x64 "
                           "configuration option or the JAX_ENABLE_X64 shell environment variable. See "

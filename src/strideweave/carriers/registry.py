@@ -23,7 +23,7 @@ from typing import NamedTuple
 from .array_api_carrier import ArrayAPICarrier, _strict, as_namespace
 from .base import Carrier
 from .dask_carrier import DaskCarrier
-from .jax_carrier import JaxCarrier
+from .jax_carrier import JaxCarrier, implicit_narrowing
 from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
 
@@ -271,7 +271,8 @@ def transfer(x, kind):
             return x
     except TypeError:
         pass
-    probe = kind.cls.allocate(0, _dtype_of_native(x), namespace=kind.namespace, device=kind.device)
+    with implicit_narrowing():  # moving a float64 array onto JAX without x64 narrows it, as jnp.asarray does
+        probe = kind.cls.allocate(0, _dtype_of_native(x), namespace=kind.namespace, device=kind.device)
     return probe._import_foreign(x)
 
 
