@@ -15,7 +15,7 @@ one session. The convention (CONTRIBUTING.md, "Code blocks in the docs"):
   line that prints or raises.
 
 Blocks that are not meant to run (shell commands, output, sketches) use
-another fence tag: ``bash``, ``text``.
+another fence tag: ``bash``, ``text``. Every fence has a tag.
 """
 
 from __future__ import annotations
@@ -173,6 +173,13 @@ def _needs(page: pathlib.Path) -> list[str]:
     names = set(NEEDS.get(page.name, ()))
     names |= {module for word, module in BACKENDS.items() if re.search(rf"\b{word}\b", code)}
     return sorted(names)
+
+
+def test_every_fence_says_what_it_holds():
+    # An untagged fence would be neither run nor marked as not runnable.
+    untagged = [f"{page.relative_to(ROOT)}:{page.read_text().count(chr(10), 0, m.start()) + 1}"
+                for page in PAGES for m in FENCE.finditer(page.read_text()) if not m["tag"]]
+    assert not untagged, f"fences without a tag (python, bash, text): {untagged}"
 
 
 def test_every_page_has_its_python_blocks_found():
