@@ -136,6 +136,9 @@ def test_numpy_functions_run_the_methods_of_numpys_meaning(carrier):
         (np.transpose(x), W0.T), (np.ravel(x), W0.ravel()), (np.squeeze(np.reshape(x, (1, 4))), W0.ravel()),
         (np.concatenate([x, x], axis=1), np.concatenate([W0, W0], axis=1)), (np.stack([x, x]), np.stack([W0, W0])),
         (np.where(x > 0, x, 0.0), np.where(W0 > 0, W0, 0.0)), (np.clip(x, -1.0, 1.0), np.clip(W0, -1.0, 1.0)),
+        (np.round(x), np.round(W0)), (np.tensordot(x, x, axes=1), np.tensordot(W0, W0, axes=1)),
+        (np.expand_dims(x, 1), np.expand_dims(W0, 1)), (np.broadcast_to(x, (3, 2, 2)), np.broadcast_to(W0, (3, 2, 2))),
+        (np.flip(x, axis=0), np.flip(W0, axis=0)), (np.flip(x), np.flip(W0)),
     ]
     for got, expected in cases:
         assert type(got) is sw.Tensor
@@ -149,6 +152,7 @@ def test_numpy_functions_run_the_methods_of_numpys_meaning(carrier):
 def test_numpy_functions_without_a_counterpart_are_refused(carrier):
     x = sw.tensor(W0, carrier=carrier)
     for call, name in ((lambda: np.linalg.norm(x), "np.linalg.norm"), (lambda: np.dot(x, x), "np.dot"),
-                       (lambda: np.unique(x), "np.unique"), (lambda: np.where(x > 0), "np.where")):
+                       (lambda: np.unique(x), "np.unique"), (lambda: np.where(x > 0), "np.where"),
+                       (lambda: np.round(x, 2), "np.round")):
         with pytest.raises(TypeError, match=rf"{name}.*t\.numpy\(\)"):
             call()

@@ -156,6 +156,17 @@ def _clip(a, a_min=None, a_max=None):
     return _XP.clip(a, a_min, a_max)
 
 
+def _round(a, decimals=0, out=None):
+    if decimals != 0 or out is not None:
+        raise _refuse("round with decimals= or out=")
+    return _XP.round(a)
+
+
+def _tensordot(a, b, axes=2):
+    anchor = _anchor((a, b))
+    return _XP.tensordot(*_constants((a, b), anchor, "np.tensordot"), axes=axes)
+
+
 def _values(fn):
     """A NumPy predicate (``np.allclose``): it reads values and returns no array into the graph."""
     def run(*args, **kwargs):
@@ -170,6 +181,10 @@ _FUNCTIONS = {
                                           "any", "all", "cumsum", "squeeze", "ravel", "copy", "astype")},
     "amax": _method("max"), "amin": _method("min"), "reshape": _reshape, "transpose": _transpose,
     "where": _where, "concatenate": _concatenate, "concat": _concatenate, "stack": _stack, "clip": _clip,
+    "round": _round, "around": _round, "tensordot": _tensordot,
+    "expand_dims": lambda a, axis: _XP.expand_dims(a, axis=axis),
+    "broadcast_to": lambda array, shape: _XP.broadcast_to(array, shape),
+    "flip": lambda m, axis=None: _XP.flip(m, axis=axis),
     "shape": lambda a: a.shape, "ndim": lambda a: a.ndim, "size": lambda a: a.size,
     "allclose": _values(np.allclose), "isclose": _values(np.isclose), "array_equal": _values(np.array_equal),
     "array_equiv": _values(np.array_equiv),
