@@ -203,16 +203,6 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
     return seen
 
 
-def _reaches(gradient: Any, mask: Any, node: "Operation") -> bool:
-    """Whether ``gradient`` (a cotangent Tensor, or a flat node's raw buffer) is non-zero anywhere in ``mask``."""
-    import numpy as np
-
-    if not isinstance(gradient, Tensor):  # a raw buffer in the result's storage order, on its carrier's kind
-        gradient = Tensor._from_raw(gradient, node._result_layout, node._result_state[0][0].kind, _FLOAT32)
-    values = np.asarray(gradient.numpy()).reshape(mask.shape)
-    return bool(np.any(values[mask] != 0))
-
-
 def result_state(result: Tensor) -> tuple:
     """The carriers of a node's result and their versions now: a write to them later makes the
     node's history describe other values, so backward rejects it like a write to a saved input."""
@@ -247,11 +237,9 @@ class Operation:
     """
 
     __slots__ = ("_inputs", "_versions", "_released", "_result_layout", "_result_state", "__dict__")
-    # Rarely set, so class defaults rather than slots every node would initialise: the
-    # ``context`` dict (custom operations), and ``(mask of positions written by
-    # ``result[key] = value``, version bumps they made)`` once a write is noted.
+    # Rarely set, so a class default rather than a slot every node would initialise: the
+    # ``context`` dict (custom operations).
     _context: dict | None = None
-    _written: tuple | None = None
     #: True for the library's own operations (``ops``' Primitive): the engine may hand their
     #: backward a shared cotangent and set ``wanted``; a custom backward gets a private copy.
     builtin = False
@@ -261,7 +249,7 @@ class Operation:
     #: forward that may, so its inner calls leave no graph; one computing natively needs no switch.
     composite = True
     #: Whether ``backward`` may read the result's values (True unless a class says otherwise):
-    #: only a node that does not can keep its history across writes into its result (``note_write``).
+    #: a recorded write into the result of a node that does fails that node at backward.
     reads_result = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
@@ -363,29 +351,15 @@ class Operation:
         self._versions = ()
         if self._context is not None:
             self._context = None
-        if self._written is not None:
-            self._written = None
         self._result_state = None
         self._released = True
-
-    def note_write(self, mask: Any, bumps: int) -> None:
-        """``result[key] = value`` wrote the ``True`` positions of ``mask`` (natural shape), in ``bumps`` version steps.
-
-        The write is not recorded, so the history describes the old values there;
-        backward accepts it only where no cotangent reaches those positions (then the
-        history is exact), which ``_check_result`` verifies.
-        """
-        if self._written is not None:
-            mask = mask | self._written[0]
-            bumps += self._written[1]
-        self._written = (mask, bumps)
 
     def _check_versions(self, gradient: Any = None) -> None:
         """Raise RuntimeError when saved storage, or the result's, was modified after the forward pass."""
         inputs = self._inputs
         versions = self._versions
         if self._result_state is not None:
-            self._check_result(gradient)
+            self._check_result()
         if len(versions) == 1 and len(inputs) == 1:
             if inputs[0]._raw is not None:
                 return  # a result with no carrier object yet: nothing can have written to it
@@ -408,22 +382,16 @@ class Operation:
                 f"{current}); run backward before mutating saved storage"
             )
 
-    def _check_result(self, gradient: Any) -> None:
+    def _check_result(self) -> None:
         carriers, versions = self._result_state
-        bumps = 0
+        changed = False
         for carrier, version in zip(carriers, versions):
             if carrier._watch is not None:
                 carrier._watch.verify(carrier)
-            bumps += carrier._version - version
-        if not bumps:
+            changed = changed or carrier._version != version
+        if not changed:
             return
-        written = self._written
-        if written is not None and written[1] == bumps and gradient is not None:
-            if not _reaches(gradient, written[0], self):
-                return  # every change was a noted write where the cotangent is zero: the history is exact
-            where = "at positions it wrote, where the gradient is not zero"
-        else:
-            where = f"(version {versions} then, {tuple(c._version for c in carriers)} now)"
+        where = f"(version {versions} then, {tuple(c._version for c in carriers)} now)"
         raise RuntimeError(
             f"in-place modification detected: the result of {type(self).__name__} was modified after the "
             f"forward pass {where}, so its history no longer describes its values; run backward before "

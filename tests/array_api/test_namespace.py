@@ -173,8 +173,12 @@ def test_inplace_dunders(carrier):
     xp.sum(h * h).backward()
     assert values(w.grad).tolist() == [4.0, 8.0]
     e = xp.exp(w)
-    e += 1  # not recorded: exp's backward reads its result, so e becomes a leaf
-    assert e.is_leaf
+    e += 1  # recorded; exp's backward reads the result it overwrote, so backward refuses it
+    assert not e.is_leaf
+    w.grad = None
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        xp.sum(e).backward()
+    assert w.grad is None
 
 
 def test_inplace_on_a_saved_tensor_is_named_at_backward(carrier):

@@ -42,7 +42,7 @@ from ..ops._natural import COMPLEX_ELEMENTWISE as _COMPLEX_ELEMENTWISE
 from ._complex import complex_forward as _complex_forward
 from ._devices import Info, default_int, kind_for_device
 from ..ops._support import joins_partner as _joins_partner
-from . import fft, linalg  # noqa: F401  (the extensions are attributes of the namespace)
+from . import fft, linalg, special  # noqa: F401  (the extensions are attributes of the namespace)
 
 __array_api_version__ = "2024.12"
 

@@ -115,6 +115,8 @@ def carries_gradient(value: Any, carriers: tuple, *, leaf_value: bool = False) -
         if id(node) in seen or node._released:
             continue
         seen.add(id(node))
+        if not node._inputs:
+            return True  # a history that starts at a node (one that raises where a gradient was cut)
         for saved in node._inputs:
             if saved._ctx is not None:
                 pending.append(saved._ctx)
@@ -214,12 +216,18 @@ class _Plan:
         if not self.references:
             return
         copies = {id(c): _clone(c) for c in self.carriers} if copy else None
+        if copies is not None:  # decided before any saved Tensor is replaced
+            self.stale = {id(node) for node, _ in self.references if not self._exact(node)}
         stand_ins: dict = {}
+        stale_stand_ins: dict = {}
         for node, index in self.references:
             saved = node._inputs[index]
-            stand_in = stand_ins.get(id(saved))
+            # An out-of-date node keeps the storage itself, so its version check still fails
+            stale = id(node) in self.stale
+            pool = stale_stand_ins if stale else stand_ins
+            stand_in = pool.get(id(saved))
             if stand_in is None:
-                if copies is None:
+                if copies is None or stale:
                     stand_in = saved._alias()
                 else:
                     stand_in = object.__new__(Tensor)
@@ -229,7 +237,7 @@ class _Plan:
                 stand_in._ctx = producer
                 if producer is not None and not type(producer).reads_result:
                     producer._result_state = None  # its result is what the stand-in holds
-                stand_ins[id(saved)] = stand_in
+                pool[id(saved)] = stand_in
             inputs = list(node._inputs)
             inputs[index] = stand_in
             node._inputs = tuple(inputs)
@@ -238,15 +246,14 @@ class _Plan:
                 routes_through(node, self.carriers)
             elif not any(n is node for n in self.copied):
                 self.copied.append(node)
-                if not self._exact(node):
-                    self.stale.add(id(node))
 
     def settle(self) -> None:
         """After the write: every node that saved the storage takes it as seen, except those that were
         already out of date, which keep failing at backward."""
         _see_write(self.carriers, self.versions)
         for node in self.copied:
-            node._versions = (-1,) * len(node._versions) if id(node) in self.stale else versions_of(node._inputs)
+            if id(node) not in self.stale:
+                node._versions = versions_of(node._inputs)
         history = self.history
         if history is not None and not type(history).reads_result:
             history._result_state = None  # its result is what the write's ``before`` stands for

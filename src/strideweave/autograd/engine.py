@@ -194,7 +194,7 @@ class Traversal:
                     not node.flat and result._layout.aliasing() != "injective"))
                 if gradient.__class__ is Unplaced:
                     ones = None
-                    if gradient.unit and not observed and node.builtin and node._written is None:
+                    if gradient.unit and not observed and node.builtin:
                         # Ones nobody observes, for a node that only scales them, are never filled.
                         ones = node.ones_for(gradient.values.dtype)
                     gradient = ones if ones is not None else self.as_tensor(result, gradient, True)

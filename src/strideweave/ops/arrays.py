@@ -623,6 +623,7 @@ def _vecdot_vjp(xp, g, kept, a, b, *, axis):
 
 
 _Vecdot = natural_op("vecdot", _vecdot_forward, _vecdot_vjp)
+_Vecdot.reads_result = False  # it keeps nothing of its result
 
 
 def vecdot(x1, x2, /, *, axis=-1, options=None) -> Tensor:

@@ -410,11 +410,14 @@ def _rounding(name):
 
 
 def _pow_vjp_b(xp, g, a, b, out):
-    # d/db a**b = a**b log a; zero for a non-positive base, as torch does at a == 0.
+    # d/db a**b = a**b log a; zero for a non-positive base, as torch does at a == 0. a**b is
+    # computed again rather than read from the result, so a write into the result (``y *= x``
+    # after ``y = x ** 2``, as scipy.stats does) leaves the node exact.
+    power = a ** b
     if isinstance(a, (int, float)):
-        return g * out * math.log(a) if a > 0 else g * 0
+        return g * power * math.log(a) if a > 0 else g * 0
     positive = a > 0
-    return xp.where(positive, g * out * xp.log(xp.where(positive, a, xp.ones_like(a))), xp.zeros_like(out))
+    return xp.where(positive, g * power * xp.log(xp.where(positive, a, xp.ones_like(a))), xp.zeros_like(g))
 
 
 def _select(wins, first):
@@ -486,7 +489,7 @@ BINARY_RULES = {
                  scaling(lambda xp, g, a, b, y: times(g, a, xp)), False, False, None, "a * b"),
     "divide": (lambda xp, a, b: a / b, lambda xp, g, a, b, y: g / b, lambda xp, g, a, b, y: -g * a / (b * b),
                True, False, None, "a / b (floating-point operands)"),
-    "power": (lambda xp, a, b: a ** b, lambda xp, g, a, b, y: g * b * a ** (b - 1), _pow_vjp_b, True, True, None,
+    "power": (lambda xp, a, b: a ** b, lambda xp, g, a, b, y: g * b * a ** (b - 1), _pow_vjp_b, True, False, None,
               "a ** b; the exponent's gradient is zero where the base is not positive"),
     "maximum": (lambda xp, a, b: _fn("maximum")(xp, a, b), _select(lambda x, y: x > y, True),
                 _select(lambda x, y: x > y, False), True, False, None,

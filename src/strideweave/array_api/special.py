@@ -1,0 +1,176 @@
+"""``xp.special``: differentiable special functions, where SciPy looks for them.
+
+With ``SCIPY_ARRAY_API=1``, ``scipy.special.erf(x)`` on an array of a
+namespace SciPy does not know takes ``xp.special.erf`` when the namespace
+has one, and otherwise computes on NumPy (which a Tensor with history
+refuses). These functions compute with the carrier's own special functions
+(``torch.special``, ``jax.scipy.special``, ``scipy.special`` for NumPy and
+for any other namespace on the host) and record their VJPs, so SciPy code
+built on them differentiates on every carrier.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ops._natural import natural_op
+from ..ops.arrays import _run
+from ..tensor import Tensor, to_numpy
+
+__all__ = ["erf", "erfc", "expit", "logit", "ndtr", "log_ndtr", "ndtri", "entr", "xlogy", "xlog1py",
+           "gammaln", "digamma", "psi", "binom", "betainc", "betaincc"]
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def _native(xp: Any, name: str):
+    """``name`` from the special functions of ``xp``'s own library, or SciPy's on the host."""
+    module = getattr(xp, "__name__", "")
+    function = None
+    if "torch" in module:
+        import torch
+
+        function = getattr(torch.special, name, None)
+    elif "jax" in module:
+        import jax.scipy.special as jsp
+
+        function = getattr(jsp, name, None)
+    if function is not None:
+        return function
+    import scipy.special as ssp
+
+    function = getattr(ssp, name)
+    if "numpy" in module:
+        return function
+
+    def on_host(*arrays, **kwargs):
+        host = [to_numpy(a) if hasattr(a, "dtype") else a for a in arrays]
+        like = next(a for a in arrays if hasattr(a, "dtype"))
+        return xp.asarray(function(*host, **kwargs), dtype=like.dtype, device=like.device)
+    return on_host
+
+
+def _unary(name: str, derivative, *, keeps_result: bool = False):
+    """A recorded special function of one array; ``derivative(xp, x, y)`` is dy/dx."""
+    def forward(xp, a):
+        out = xp.astype(_native(xp, name)(a), a.dtype)
+        return out, (out if keeps_result else None)
+
+    def vjp(xp, g, kept, a):
+        return (g * derivative(xp, a, kept),)
+
+    op_class = natural_op(name, forward, vjp)
+    op_class.reads_result = keeps_result
+
+    def function(x, /):
+        return _run(op_class, (_tensor(x),), None)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``scipy.special.{name}`` elementwise, with its VJP recorded."
+    return function
+
+
+def _tensor(x: Any, like: Tensor | None = None) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from . import asarray
+
+    return asarray(x) if like is None else asarray(x, dtype=like.dtype, device=like.device)
+
+
+erf = _unary("erf", lambda xp, a, y: _TWO_OVER_SQRT_PI * xp.exp(-a * a))
+erfc = _unary("erfc", lambda xp, a, y: -_TWO_OVER_SQRT_PI * xp.exp(-a * a))
+expit = _unary("expit", lambda xp, a, y: y * (1 - y), keeps_result=True)
+logit = _unary("logit", lambda xp, a, y: 1 / (a * (1 - a)))
+ndtr = _unary("ndtr", lambda xp, a, y: xp.exp(-a * a / 2) / _SQRT_2PI)
+log_ndtr = _unary("log_ndtr", lambda xp, a, y: xp.exp(-a * a / 2 - y) / _SQRT_2PI, keeps_result=True)
+ndtri = _unary("ndtri", lambda xp, a, y: _SQRT_2PI * xp.exp(y * y / 2), keeps_result=True)
+entr = _unary("entr", lambda xp, a, y: -(xp.log(a) + 1))
+gammaln = _unary("gammaln", lambda xp, a, y: _native(xp, "digamma")(a))
+digamma = _unary("digamma", lambda xp, a, y: _native(xp, "polygamma")(1, a))
+psi = digamma
+
+
+def _binary(name: str, d_first, d_second):
+    """A recorded special function of two arrays (broadcast as SciPy's ufuncs broadcast them)."""
+    def forward(xp, a, b):
+        a, b = xp.broadcast_arrays(a, b)
+        return xp.astype(_native(xp, name)(a, b), a.dtype), None
+
+    def vjp(xp, g, kept, a, b):
+        from ..ops._broadcasting import sum_to
+
+        shape = tuple(g.shape)
+        full_a, full_b = xp.broadcast_to(a, shape), xp.broadcast_to(b, shape)
+        return (sum_to(xp, g * d_first(xp, full_a, full_b), tuple(a.shape)),
+                sum_to(xp, g * d_second(xp, full_a, full_b), tuple(b.shape)))
+
+    op_class = natural_op(name, forward, vjp)
+    op_class.reads_result = False
+
+    def function(x, y, /):
+        like = x if isinstance(x, Tensor) else y if isinstance(y, Tensor) else None
+        return _run(op_class, (_tensor(x, like), _tensor(y, like)), None)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``scipy.special.{name}`` elementwise, with its VJP recorded."
+    return function
+
+
+def _where_nonzero(xp, x, values):
+    return xp.where(x == 0, xp.zeros_like(values), values)
+
+
+xlogy = _binary("xlogy", lambda xp, a, b: _where_nonzero(xp, a, xp.log(b)),
+                lambda xp, a, b: _where_nonzero(xp, a, a / b))
+xlog1py = _binary("xlog1py", lambda xp, a, b: _where_nonzero(xp, a, xp.log1p(b)),
+                  lambda xp, a, b: _where_nonzero(xp, a, a / (1 + b)))
+
+
+def _zero_where(xp, condition, values):
+    return xp.where(condition, xp.zeros_like(values), values)
+
+
+binom = _binary(
+    "binom",
+    lambda xp, n, k: _zero_where(xp, _native(xp, "binom")(n, k) == 0, _native(xp, "binom")(n, k) * (
+        _native(xp, "digamma")(n + 1) - _native(xp, "digamma")(n - k + 1))),
+    lambda xp, n, k: _zero_where(xp, _native(xp, "binom")(n, k) == 0, _native(xp, "binom")(n, k) * (
+        _native(xp, "digamma")(n - k + 1) - _native(xp, "digamma")(k + 1))))
+
+
+def _incomplete_beta(name: str, sign: float):
+    """``betainc`` / ``betaincc`` with the gradient for ``x``; a gradient for ``a`` or ``b`` raises."""
+    def forward(xp, x, *shape_args, a, b):
+        args = iter(shape_args)
+        a = next(args) if a is None else xp.asarray(a, dtype=x.dtype, device=x.device)
+        b = next(args) if b is None else xp.asarray(b, dtype=x.dtype, device=x.device)
+        return xp.astype(_native(xp, name)(a, b, x), x.dtype), (a, b)
+
+    def vjp(xp, g, kept, x, *shape_args, a, b):
+        if shape_args:
+            raise NotImplementedError(f"{name}: the gradient with respect to a or b is not implemented "
+                                      f"(only x's); pass them as constants or detach them")
+        log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+        return (sign * g * xp.exp((a - 1) * xp.log(x) + (b - 1) * xp.log1p(-x) - log_beta),)
+
+    op_class = natural_op(name, forward, vjp)
+    op_class.reads_result = False
+
+    def function(a, b, x, /):
+        like = next((v for v in (x, a, b) if isinstance(v, Tensor)), None)
+        x = _tensor(x, like)
+        shape_args = tuple(_tensor(v, x) for v in (a, b) if isinstance(v, Tensor) or hasattr(v, "shape"))
+        constants = {label: None if isinstance(v, Tensor) or hasattr(v, "shape") else float(v)
+                     for label, v in (("a", a), ("b", b))}
+        return _run(op_class, (x, *shape_args), None, **constants)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"``scipy.special.{name}(a, b, x)``, differentiable in ``x``; differentiating through "
+                        "an array ``a`` or ``b`` raises NotImplementedError rather than cut the gradient.")
+    return function
+
+
+betainc = _incomplete_beta("betainc", 1.0)
+betaincc = _incomplete_beta("betaincc", -1.0)
