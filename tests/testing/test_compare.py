@@ -126,5 +126,8 @@ def test_nan_and_inf_where_the_references_have_them_agree():
         xp = namespace(x)
         return xp.sqrt(x)  # sqrt at 0: an infinite gradient everywhere, NaN below
 
-    report = testing.compare_with_native(fn, [np.array([0.0, 4.0, -1.0])], carriers=["numpy"])
+    report = testing.compare_with_native(fn, [np.array([0.0, 4.0])], carriers=["numpy"])
+    assert report.passed and report.errors["numpy", "torch"] < 1e-6
+    with np.errstate(invalid="ignore"):  # sqrt(-1) in the forward pass warns, as NumPy does
+        report = testing.compare_with_native(fn, [np.array([-1.0, 4.0])], carriers=["numpy"])
     assert report.passed
