@@ -348,3 +348,16 @@ def test_no_write_drops_a_history_silently(carrier):
     xp.sum(z + x).backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.5, 0.0, 3.0])
     assert math.isclose(float(xp.sum(w.grad)), 6.0)
+
+
+def test_an_inplace_operator_with_a_native_array_of_the_own_library(carrier):
+    x = sw.tensor(X0.copy(), carrier=carrier)
+    y = x * 2.0
+    native = sw.tensor(V0.copy(), carrier=carrier).to_array()   # an array of the carrier's own library
+    y += native
+    y *= native
+    xp.sum(y).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * V0, rtol=1e-6)
+    other = torch.ones(3, 4) if carrier != "torch" else np.ones((3, 4), np.float32)
+    with pytest.raises(TypeError, match="convert it first"):
+        y += other

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ops as _ops
 from ..tensor import Tensor, refuse_implicit_export
-from . import _indexing, _native_operands, _numpy_methods
+from . import _indexing, _native_operands, _numpy_methods, _writes
 
 __all__ = ["attach"]
 
@@ -49,38 +49,8 @@ def _binary(name: str, reflected: bool = False):
 
 
 def _inplace(name: str):
-    def method(self, other):
-        """In-place ``self op= other``: a value write that bumps the version.
-
-        On a leaf it is an update, as under ``torch.no_grad()`` (an optimiser
-        step): a graph that saved ``self`` names it at backward (spec version
-        check). On the result of an operation whose history stays exact
-        (``+=``, ``-=``, and ``*=`` / ``/=`` by a constant, after an operation
-        that does not read its result) the update is recorded, as torch
-        records it. Any other Tensor with history becomes a leaf, since that
-        history no longer describes its values; write ``x = x + y`` to
-        differentiate through such an update.
-        """
-        history = self._ctx
-        result = getattr(_ops, name)(self, other)
-        if result.shape != self.shape:
-            raise ValueError(f"in-place {name}: the result shape {result.shape} differs from the target's "
-                             f"shape {self.shape}")
-        if result.dtype is not self.dtype:
-            raise TypeError(f"in-place {name}: the result dtype {result.dtype!r} differs from the target's "
-                            f"dtype {self.dtype!r}")
-        recordable = history is not None and _indexing.takes_recorded_write(history, self)
-        self.copy_(result.detach())
-        if recordable and _indexing.record_update(self, other, result, history, name):
-            return self
-        # Not recorded: the Tensor's old history no longer describes its values,
-        # so it becomes a leaf (later gradients stop here).
-        if history is not None:
-            _indexing.SEVERED.add(self)
-        self._ctx = None
-        return self
-    method.__name__ = f"__i{name}__"
-    return method
+    """``__i<op>__``: recorded as torch records it on a Tensor with history (``_writes``)."""
+    return _writes.inplace_operator(name)
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "remainder": "%",
@@ -179,6 +149,7 @@ def attach() -> None:
     Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)
     Tensor.__pos__ = lambda self: _ops.positive(self)
     Tensor.__array_namespace__ = _namespace
+    _writes.attach_writes()
     Tensor.__getitem__ = _indexing.getitem
     Tensor.__setitem__ = _indexing.setitem
     Tensor.__index__ = _index

@@ -341,7 +341,15 @@ def inplace_operator(name: str):
     """The method ``__i<op>__`` for the op library's function ``name`` (``add`` for ``+=``, ...)."""
     function = getattr(_ops, name)
 
+    from ._methods import _SYMBOLS  # attached from there, once it is loaded
+
+    symbol = _SYMBOLS.get(name, name) + "="
+
     def method(self, other):
+        if not isinstance(other, (Tensor, bool, int, float, complex)):
+            from ._native_operands import constant
+
+            other = constant(self, other, symbol)  # an array of the Tensor's own library is a constant
         base = base_of(self)
         if not records(base, other):
             with no_grad():
