@@ -179,6 +179,22 @@ def outside_operation(name: str, args: tuple, results: Any) -> Any:
     return results
 
 
+def written_back(value: Any, target: Tensor) -> Any:
+    """``value`` as a write into the Float32 ``target`` (``t[key] = value``, ``copy_``) should store it.
+
+    A floating value that left Float32 while recording is cast back through a
+    recorded ``astype``, whose ``NoGradientPath`` node then fails a backward
+    that reaches the write, instead of the write cutting its gradient.
+    """
+    if value.__class__ is Tensor and target._dtype is _FLOAT32 and value._dtype is not _FLOAT32 \
+            and value._dtype.kind == "float" and _LOST_PRECISION and _state.enabled \
+            and lost_precision_origin(value) is not None:
+        from .ops.manipulation import astype
+
+        return astype(value, _FLOAT32)
+    return value
+
+
 def _caller() -> str:
     """The innermost frame outside StrideWeave: the line that asked for the cast."""
     package = __name__.rsplit(".", 1)[0]

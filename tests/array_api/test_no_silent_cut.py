@@ -164,3 +164,25 @@ def test_fftshift_of_float32_differentiates(carrier):
     torch.fft.ifftshift(torch.fft.fftshift(t, dim=1) * torch.tensor(values(w), dtype=torch.float64)).sum().backward()
     np.testing.assert_allclose(values(x.grad), t.grad.numpy(), rtol=1e-6)
     np.testing.assert_array_equal(values(xp.fft.fftshift(x)), np.fft.fftshift(values(x)))
+
+
+@pytest.mark.parametrize("write", ["setitem into a buffer", "setitem into a result", "copy_", "add_"])
+def test_writing_a_value_that_left_float32_raises(carrier, write):
+    x = xp.asarray(X, device=carrier)
+    wide = xp.astype(x, _leaving(carrier)) * 2
+    if write == "setitem into a buffer":
+        b = xp.zeros(3, device=carrier)
+        b[0:2] = wide[0:2]
+    elif write == "setitem into a result":
+        b = x * 1.0
+        b[0:2] = wide[0:2]
+    elif write == "copy_":
+        b = xp.zeros(3, device=carrier)
+        b.copy_(wide)
+    else:
+        b = xp.zeros(3, device=carrier)
+        b.add_(wide)
+    np.testing.assert_allclose(values(b)[:2], [1.0, -2.0])
+    with _raises_at("became DType.Float(64|16) in Astype"):
+        xp.sum(b * b).backward()
+    assert x.grad is None

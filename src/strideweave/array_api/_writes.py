@@ -35,7 +35,7 @@ from .. import ops as _ops
 from ..autograd.mode import _state, no_grad
 from ..carriers.numpy_carrier import NumpyCarrier
 from ..dtypes import DType
-from ..operation import Operation, _unique_carriers, result_state, versions_of
+from ..operation import Operation, _unique_carriers, result_state, versions_of, written_back
 from ..ops._broadcasting import sum_to
 from ..ops._natural import _to_rev, natural
 from ..ops._support import cotangent_for, kind_of
@@ -376,6 +376,7 @@ def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write
     """``x[parts] = value`` through ``write``, recorded where the storage has a history or ``value``
     carries a gradient; ``parts`` index ``x``'s natural (C-order) positions."""
     base = base_of(x)
+    value = written_back(value, base)
     if not records(base, value, leaf_value=True):
         _updated(x, base, write)
         return
@@ -467,6 +468,7 @@ def _copy_(self, source):
     """Write ``source`` (broadcast to this shape) into this Tensor; recorded where the storage has a
     history or ``source`` carries a gradient (``_writes``)."""
     base = base_of(self)
+    source = written_back(source, base)
     if not records(base, source):
         _updated(self, base, lambda: _raw_write(self, source))
         return self
@@ -480,6 +482,7 @@ def _add_(self, other):
     """Add ``other`` (broadcast to this shape) into this Tensor; recorded as ``copy_(self + other)``
     where the storage has a history or ``other`` carries a gradient (``_writes``)."""
     base = base_of(self)
+    other = written_back(other, base)
     if not records(base, other):
         _updated(self, base, lambda: _raw_write(self, other, add=True))
         return self
