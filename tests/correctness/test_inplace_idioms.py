@@ -146,6 +146,11 @@ def _strideweave(program, carrier):
     return [None if t.grad is None else t.grad.numpy() for t in (X, V)]
 
 
+def _agrees(program, carrier, tolerance):
+    """``program`` on ``carrier`` gives the reference gradients (torch, or central differences)."""
+    _assert_agree(_strideweave(program, carrier), _reference(program), tolerance)
+
+
 def _assert_agree(got, want, tolerance):
     """Gradients agree; None only where the reference has no gradient either (central differences: zero)."""
     for g, w in zip(got, want):
@@ -164,9 +169,7 @@ _CASES = [(target, op, kind) for target in ("result", "view", "item", "buffer") 
 @pytest.mark.parametrize("target, op, kind", _CASES, ids=[f"{t} {o} {k}" for t, o, k in _CASES])
 def test_an_inplace_operator_differentiates_like_torch(carrier, target, op, kind):
     program = _target_program(target, op, kind)
-    want = _reference(program)
-    got = _strideweave(program, carrier)
-    _assert_agree(got, want, 2e-4)
+    _agrees(program, carrier, 2e-4)
 
 
 @pytest.mark.parametrize("kind", ["tensor", "self"])
@@ -177,9 +180,7 @@ def test_matmul_in_place_differentiates_like_torch(carrier, kind):
         y @= other
         z = y * 1.0
         return m.concat([z, m.zeros((3, 1), dtype=z.dtype, device=z.device)], axis=1)
-    want = _reference(program)
-    got = _strideweave(program, carrier)
-    _assert_agree(got, want, 2e-4)
+    _agrees(program, carrier, 2e-4)
 
 
 def _keyed(key_kind):
@@ -207,9 +208,7 @@ def _keyed(key_kind):
 @pytest.mark.parametrize("key_kind", ["int", "slice", "ellipsis", "mask", "integer array", "strided"])
 def test_item_assignment_into_a_result_differentiates_like_torch(carrier, key_kind):
     program = _keyed(key_kind)
-    want = _reference(program)
-    got = _strideweave(program, carrier)
-    _assert_agree(got, want, 1e-5)
+    _agrees(program, carrier, 1e-5)
 
 
 @pytest.mark.parametrize("method", ["fill_", "copy_", "add_"])
@@ -224,9 +223,7 @@ def test_fill_copy_and_add_on_results_and_views_differentiate_like_torch(carrier
             y.add_(V * V)
             y[2].add_(V[0])
         return y * V
-    want = _reference(program)
-    got = _strideweave(program, carrier)
-    _assert_agree(got, want, 1e-5)
+    _agrees(program, carrier, 1e-5)
 
 
 def test_self_referential_updates_differentiate_like_torch(carrier):
@@ -236,9 +233,7 @@ def test_self_referential_updates_differentiate_like_torch(carrier):
         y /= m.sqrt(m.sum(y * y, axis=0))
         y += y
         return y * V
-    want = _reference(program)
-    got = _strideweave(program, carrier)
-    _assert_agree(got, want, 1e-4)
+    _agrees(program, carrier, 1e-4)
 
 
 # ----- what still fails, and only that ---------------------------------------------------------------
