@@ -177,6 +177,7 @@ class _Plan:
         self.references: list = []   # (node, index of the saved Tensor over the storage)
         self.owners: dict = {}       # id(saved Tensor) -> the node that produced it (before rebasing)
         self.copied: list = []       # nodes given stand-ins over a copy of the storage
+        self.views: list = []        # saved views of the base: they show the new values afterwards
         self.stale: set = set()      # ids of those whose saved versions were already out of date
 
     def find(self, value: Any, *, routing: Callable[[Operation, int], bool]) -> bool:
@@ -195,7 +196,10 @@ class _Plan:
             for index, saved in enumerate(node._inputs):
                 if _shares(saved, self.carriers):
                     self.references.append((node, index))
-                    self.owners.setdefault(id(saved), saved._ctx)
+                    if id(saved) not in self.owners:
+                        self.owners[id(saved)] = saved._ctx
+                        if saved is not self.base and base_of(saved) is self.base:
+                            self.views.append(saved)
                     if not (node.__class__ is View or type(node).__dict__.get("reads_inputs") is False
                             or routing(node, index)):
                         needs_copy = True
@@ -258,6 +262,12 @@ class _Plan:
         if history is not None and not type(history).reads_result:
             history._result_state = None  # its result is what the write's ``before`` stands for
 
+    def rebase_views(self) -> None:
+        """Saved views of the base show the new values now: they become views of the rebased base
+        (their stand-ins keep the old history for the nodes that saw the old values)."""
+        for view in self.views:
+            _rebase_view(view, self.base)
+
 
 def _clone(carrier: Any) -> Any:
     """A carrier of the same kind holding a copy of ``carrier``'s whole buffer."""
@@ -274,7 +284,9 @@ def _rebase_view(view: Tensor, base: Tensor) -> None:
         fresh = View()(base, layout=view._layout, offset=view._offset)
     node = fresh._ctx
     if node is not None:
-        node._result_state = result_state(view)
+        # The base's own node checks the storage; the view's values are the base's, so later
+        # recorded writes into the base change nothing this node computes.
+        node._result_state = None
         routes_through(node, base._carriers)
     view._ctx = node
 
@@ -300,6 +312,7 @@ def _commit(plan: _Plan, target: Tensor, value: Any, write: Callable[[], None], 
         parts = (Ellipsis,) if target is base else np.unravel_index(positions_in(base, target), base.shape)
     WrittenValue.record(base, value, parts, selected, plan.history, merge=not plan.references)
     _rebase_view(target, base)
+    plan.rebase_views()
 
 
 def _routing_for(name: str, other: Any, result: Tensor):

@@ -174,6 +174,7 @@ def _part_vjp(xp, g, kept, *, start, shape):
 
 
 _Part = natural_op("part", _part_forward, _part_vjp, reads_inputs=False)
+_Part.reads_result = False  # it keeps only shapes
 
 
 def unpack(packed: Tensor, shapes: tuple) -> tuple[Tensor, ...]:
