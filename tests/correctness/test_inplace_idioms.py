@@ -356,3 +356,13 @@ def test_an_inplace_operator_with_a_native_array_of_the_own_library(carrier):
     other = torch.ones(3, 4) if carrier != "torch" else np.ones((3, 4), np.float32)
     with pytest.raises(TypeError, match="convert it first"):
         y += other
+
+
+def test_a_write_into_one_factor_leaves_the_others_of_one_decomposition_exact(carrier):
+    x = sw.tensor(X0.copy(), carrier=carrier)
+    u, s, vt = xp.linalg.svd(x * 1.0, full_matrices=False)
+    u *= 2.0                              # the parts of one packed result have storage of their own
+    xp.sum(s).backward()
+    t = torch.tensor(X0.astype(np.float64), requires_grad=True)
+    torch.linalg.svdvals(t).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -162,7 +162,9 @@ def _part_forward(xp, flat, *, start, shape):
     size = 1
     for extent in shape:
         size *= extent
-    return xp.reshape(flat[start:start + size], shape), (flat.shape[0], size)
+    # A copy: each part gets storage of its own. A view would share the packed buffer, and with it
+    # torch's version counter, so a write into one part would look like a write into every other.
+    return xp.reshape(xp.asarray(flat[start:start + size], copy=True), shape), (flat.shape[0], size)
 
 
 def _part_vjp(xp, g, kept, *, start, shape):
