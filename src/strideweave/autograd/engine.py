@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .._locks import locked
 from .._marks import IdentityMarks
 from ..carriers.base import ContentWatch
@@ -405,7 +407,10 @@ def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_gr
              traversal: Traversal) -> None:
     """Discover, run, then release (unless ``retain_graph``) the graph under ``root``."""
     dependencies, nodes = discover(root)
-    traversal.run(root, cotangent, root_tensor, dependencies)
+    # Gradients at a domain boundary are inf or NaN, as in torch, and say so without a NumPy
+    # warning from inside a rule (a product with an infinite cotangent, a 0/0 in var's VJP).
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        traversal.run(root, cotangent, root_tensor, dependencies)
     if not retain_graph:
         for node in nodes:
             node.release()
