@@ -468,7 +468,7 @@ class WrittenValue(Operation):
 
 
 def _fill_(self, value):
-    """Write ``value`` to every element; recorded where the storage has a history (``_writes``)."""
+    """Write ``value`` to every element; recorded where the storage has a history (user guide, "Writes into a result")."""
     base = base_of(self)
     if records(base, value):
         _record(self, base, value, lambda: _raw_write(self, value))
@@ -479,7 +479,7 @@ def _fill_(self, value):
 
 def _copy_(self, source):
     """Write ``source`` (broadcast to this shape) into this Tensor; recorded where the storage has a
-    history or ``source`` carries a gradient (``_writes``)."""
+    history or ``source`` carries a gradient (user guide, "Writes into a result")."""
     base = base_of(self)
     source = written_back(source, base)
     if not records(base, source):
@@ -493,7 +493,7 @@ def _copy_(self, source):
 
 def _add_(self, other):
     """Add ``other`` (broadcast to this shape) into this Tensor; recorded as ``copy_(self + other)``
-    where the storage has a history or ``other`` carries a gradient (``_writes``)."""
+    where the storage has a history or ``other`` carries a gradient (user guide, "Writes into a result")."""
     base = base_of(self)
     other = written_back(other, base)
     if not records(base, other):
