@@ -370,7 +370,7 @@ class Operation:
         self._result_state = None
         self._released = True
 
-    def _check_versions(self, gradient: Any = None) -> None:
+    def _check_versions(self) -> None:
         """Raise RuntimeError when saved storage, or the result's, was modified after the forward pass."""
         inputs = self._inputs
         versions = self._versions

@@ -519,19 +519,25 @@ def isdtype(dtype, kind):
 
 # ----- manipulation ----------------------------------------------------------------------------------
 
-def reshape(x, /, shape, *, copy=None):
-    """C-order reshape (a view when the layout allows); ``-1`` infers one extent."""
-    x = _check(x, "reshape")
-    shape = tuple(int(n) for n in (shape if isinstance(shape, tuple) else tuple(shape)))
+def inferred_shape(x: Tensor, shape: tuple, what: str, noun: str) -> tuple:
+    """``shape`` with its one ``-1`` filled in, checked against ``x``'s size (NumPy's messages)."""
     if shape.count(-1) > 1:
-        raise ValueError(f"reshape: shape {shape} has more than one -1")
+        raise ValueError(f"{what}: shape {shape} has more than one -1")
     if -1 in shape:
         known = math.prod(n for n in shape if n != -1)
         if known == 0 or x.size % known:
-            raise ValueError(f"reshape: cannot reshape an array of size {x.size} into shape {shape}")
+            raise ValueError(f"{what}: cannot reshape {noun} of size {x.size} into shape {shape}")
         shape = tuple(x.size // known if n == -1 else n for n in shape)
     if math.prod(shape) != x.size:
-        raise ValueError(f"reshape: cannot reshape an array of shape {x.shape} (size {x.size}) into {shape}")
+        raise ValueError(f"{what}: cannot reshape {noun} of shape {x.shape} (size {x.size}) into {shape}")
+    return shape
+
+
+def reshape(x, /, shape, *, copy=None):
+    """C-order reshape (a view when the layout allows); ``-1`` infers one extent."""
+    x = _check(x, "reshape")
+    shape = inferred_shape(x, tuple(int(n) for n in (shape if isinstance(shape, tuple) else tuple(shape))),
+                           "reshape", "an array")
     if copy is False:
         raise ValueError("reshape: copy=False is not supported when the result would need a copy")
     if shape == ():

@@ -10,7 +10,7 @@ selects are computed once on the host, and the result is a differentiable
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

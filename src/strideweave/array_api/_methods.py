@@ -9,7 +9,6 @@ JAX's ``array_methods`` attaches methods after its op library exists.
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 import numpy as np
 
@@ -46,11 +45,6 @@ def _binary(name: str, reflected: bool = False):
             return fn(_native_operands.constant(self, other, what), self)
     method.__name__ = name
     return method
-
-
-def _inplace(name: str):
-    """``__i<op>__``: recorded as torch records it on a Tensor with history (``_writes``)."""
-    return _writes.inplace_operator(name)
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "remainder": "%",
@@ -143,7 +137,7 @@ def attach() -> None:
     for short, name in _DUNDERS.items():
         setattr(Tensor, f"__{short}__", _binary(name))
         setattr(Tensor, f"__r{short}__", _binary(name, reflected=True))
-        setattr(Tensor, f"__i{short}__", _inplace(name))
+        setattr(Tensor, f"__i{short}__", _writes.inplace_operator(name, _SYMBOLS.get(name, name) + "="))
     Tensor.__matmul__ = _matmul
     Tensor.__rmatmul__ = _rmatmul
     Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)

@@ -9,7 +9,6 @@ full reduction) stay the top-level ``strideweave`` functions.
 
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any
 
@@ -83,23 +82,8 @@ def reshape(self, *shape, order="C", copy=None):
     if order != "F":
         raise ValueError(f"Tensor.reshape: order must be 'C' or 'F', got {order!r}")
     # Fortran order is StrideWeave's colexicographic order over the top-level modes.
-    out = _ops.reshape(self, Shape(_resolved(self, target)))
+    out = _ops.reshape(self, Shape(_XP.inferred_shape(self, target, "Tensor.reshape", "a Tensor")))
     return _ops.copy(out) if copy else out
-
-
-def _resolved(self, shape: tuple) -> tuple:
-    """``shape`` with its one ``-1`` filled in, checked against the size (NumPy's messages)."""
-    if shape.count(-1) > 1:
-        raise ValueError(f"Tensor.reshape: shape {shape} has more than one -1")
-    if -1 in shape:
-        known = math.prod(n for n in shape if n != -1)
-        if known == 0 or self.size % known:
-            raise ValueError(f"Tensor.reshape: cannot reshape a Tensor of size {self.size} into shape {shape}")
-        shape = tuple(self.size // known if n == -1 else n for n in shape)
-    if math.prod(shape) != self.size:
-        raise ValueError(f"Tensor.reshape: cannot reshape a Tensor of shape {self.shape} (size {self.size}) "
-                         f"into {shape}")
-    return shape
 
 
 def flatten(self, order="C"):

@@ -280,8 +280,7 @@ def _rebase_view(view: Tensor, base: Tensor) -> None:
     """``view`` becomes a fresh recorded view of ``base`` (whose history a write just changed)."""
     if view is base:
         return
-    with _enabled():
-        fresh = View()(base, layout=view._layout, offset=view._offset)
+    fresh = View()(base, layout=view._layout, offset=view._offset)  # callers record: gradients are on
     node = fresh._ctx
     if node is not None:
         # The base's own node checks the storage; the view's values are the base's, so later
@@ -289,17 +288,6 @@ def _rebase_view(view: Tensor, base: Tensor) -> None:
         node._result_state = None
         routes_through(node, base._carriers)
     view._ctx = node
-
-
-class _enabled:
-    """Recording on for one block (a write records its nodes even inside library helpers)."""
-
-    def __enter__(self):
-        self.previous = _state.enabled
-        _state.enabled = True
-
-    def __exit__(self, *exc):
-        _state.enabled = self.previous
 
 
 def _commit(plan: _Plan, target: Tensor, value: Any, write: Callable[[], None], parts: tuple | None,
@@ -345,18 +333,17 @@ def _updated(target: Tensor, base: Tensor, write: Callable[[], None]) -> None:
 def _record(target: Tensor, base: Tensor, value: Any, write: Callable[[], None], *,
             parts: tuple | None = None, selected: tuple | None = None,
             routing: Callable[[Operation, int], bool] = lambda node, index: False) -> None:
+    if isinstance(value, Tensor) and _shares(value, base._carriers):
+        value = _ops.copy(value)  # an overlapping source is read before anything is written
     plan = _Plan(base)
     plan.detach_references(copy=plan.find(value, routing=routing))
     _commit(plan, target, value, write, parts, tuple(target.shape) if selected is None else selected)
 
 
-def inplace_operator(name: str):
-    """The method ``__i<op>__`` for the op library's function ``name`` (``add`` for ``+=``, ...)."""
+def inplace_operator(name: str, symbol: str):
+    """The method ``__i<op>__`` for the op library's function ``name`` (``add`` for ``+=``, ...);
+    ``symbol`` (``"+="``) names it in errors."""
     function = getattr(_ops, name)
-
-    from ._methods import _SYMBOLS  # attached from there, once it is loaded
-
-    symbol = _SYMBOLS.get(name, name) + "="
 
     def method(self, other):
         if not isinstance(other, (Tensor, bool, int, float, complex)):
@@ -393,8 +380,6 @@ def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write
     if not records(base, value, leaf_value=True):
         _updated(x, base, write)
         return
-    if isinstance(value, Tensor) and _shares(value, base._carriers):
-        value = _ops.copy(value)  # an overlapping source is read before anything is written
     where = parts if x is base else np.unravel_index(positions_in(base, x)[parts], base.shape)
     _record(x, base, value, write, parts=where, selected=selected)
 
@@ -447,9 +432,12 @@ class WrittenValue(Operation):
         for index, (value, write) in enumerate(zip(self._inputs, self.context["writes"])):
             if write is None:  # the base from before the first write: the positions no write took
                 kept = owner == _UNWRITTEN
-                # Overwritten everywhere: still a zero, not None, as torch gives (the graph reaches it).
-                kept_g = xp.zeros_like(flat) if not kept.any() else flat if kept.all() else xp.where(xp.asarray(kept, device=flat.device), flat,
-                                                          xp.zeros_like(flat))
+                if kept.all():
+                    kept_g = flat
+                elif kept.any():
+                    kept_g = xp.where(xp.asarray(kept, device=flat.device), flat, xp.zeros_like(flat))
+                else:  # overwritten everywhere: still a zero, not None, as torch gives (the graph reaches it)
+                    kept_g = xp.zeros_like(flat)
                 natural_shape = tuple(self._result_layout.mode_sizes)
                 grads.append(cotangent_for(value, _to_rev(xp.reshape(kept_g, natural_shape), value, xp), kind))
                 continue
@@ -485,8 +473,6 @@ def _copy_(self, source):
     if not records(base, source):
         _updated(self, base, lambda: _raw_write(self, source))
         return self
-    if isinstance(source, Tensor) and _shares(source, base._carriers):
-        source = _ops.copy(source)
     _record(self, base, source, lambda: _raw_write(self, source))
     return self
 

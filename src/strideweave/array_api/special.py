@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from ..ops._natural import natural_op
 from ..ops.arrays import _run
 from ..tensor import Tensor, to_numpy
@@ -133,12 +131,17 @@ def _zero_where(xp, condition, values):
     return xp.where(condition, xp.zeros_like(values), values)
 
 
-binom = _binary(
-    "binom",
-    lambda xp, n, k: _zero_where(xp, _native(xp, "binom")(n, k) == 0, _native(xp, "binom")(n, k) * (
-        _native(xp, "digamma")(n + 1) - _native(xp, "digamma")(n - k + 1))),
-    lambda xp, n, k: _zero_where(xp, _native(xp, "binom")(n, k) == 0, _native(xp, "binom")(n, k) * (
-        _native(xp, "digamma")(n - k + 1) - _native(xp, "digamma")(k + 1))))
+def _binom_derivative(upper, lower):
+    """d binom(n, k) = binom(n, k) (psi(upper(n, k)) - psi(lower(n, k))), zero where binom is (psi's poles)."""
+    def derivative(xp, n, k):
+        value = _native(xp, "binom")(n, k)
+        psi = _native(xp, "digamma")
+        return _zero_where(xp, value == 0, value * (psi(upper(n, k)) - psi(lower(n, k))))
+    return derivative
+
+
+binom = _binary("binom", _binom_derivative(lambda n, k: n + 1, lambda n, k: n - k + 1),
+                _binom_derivative(lambda n, k: n - k + 1, lambda n, k: k + 1))
 
 
 def _incomplete_beta(name: str, sign: float):

@@ -206,7 +206,7 @@ class Traversal:
                         gradient, raw = self.as_tensor(result, gradient, key in owned), False
                     gradient = self.settle(result, gradient)
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
-                    node._check_versions(gradient)  # (a lone input and a result without carriers: nothing written)
+                    node._check_versions()  # (a lone input and a result without carriers: nothing written)
                 wanted = None
                 if prune and node.builtin:
                     # Functional grad: a leaf nobody asked for needs no cotangent.

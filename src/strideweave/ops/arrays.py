@@ -351,7 +351,6 @@ _Roll = natural_op("roll", lambda xp, a, *, shift, axis: (xp.roll(a, shift, axis
                    lambda xp, g, kept, *, shift, axis: (xp.roll(g, _negate(shift), axis=axis),), reads_inputs=False)
 _Reshape = natural_op("reshape_c", lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape),
                       lambda xp, g, kept, *, shape: (xp.reshape(g, kept),), reads_inputs=False)
-_Reshape.reads_result = False  # its result is often a view of its input; backward reads neither
 _Moveaxis = natural_op("moveaxis", lambda xp, a, *, source, destination: (xp.moveaxis(a, source, destination), None),
                        lambda xp, g, kept, *, source, destination: (xp.moveaxis(g, destination, source),),
                        reads_inputs=False)
