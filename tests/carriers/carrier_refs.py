@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
-from strideweave.carriers import ArrayAPICarrier, CarrierKind, resolve
+from strideweave.carriers import ArrayAPICarrier, CarrierKind, resolve, transfer
 
 BACKENDS = ["numpy", "torch", "jax", "array_api_strict", "generic-numpy", "generic-jax"]
 
@@ -37,7 +37,7 @@ class Backend:
 
     def native(self, values):
         """A native array of this backend holding the numpy ``values``."""
-        return self.kind.asarray(np.ascontiguousarray(values))
+        return transfer(np.ascontiguousarray(values), self.kind)
 
     def carrier(self, values):
         """A carrier of this backend wrapping a copy of the 1-D numpy ``values``."""

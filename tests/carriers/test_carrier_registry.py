@@ -101,6 +101,31 @@ def test_carrier_for_array():
         carrier_for_array([1.0])
 
 
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_kind_holds_exactly_its_own_carriers(name):
+    pytest.importorskip(name)
+    if name == "numpy":
+        pytest.importorskip("jax")
+    kind = resolve(name)
+    carrier = kind.allocate(2, DType.Float32)
+    assert kind.holds(carrier) and carrier.kind.holds(carrier)
+    assert kind.holds(kind.from_array(carrier.array))
+    other = resolve("jax" if name == "numpy" else "numpy")
+    assert not other.holds(carrier) and not kind.holds(other.allocate(2, DType.Float32))
+    assert not kind._replace(namespace=object()).holds(carrier)  # same class, another namespace
+    assert not kind._replace(device="elsewhere").holds(carrier)  # same class and namespace, another device
+
+
+def test_kind_holds_tells_generic_namespaces_apart():
+    import array_api_compat.numpy as cnp
+
+    pytest.importorskip("array_api_strict")
+    strict = resolve("array_api_strict")
+    generic = CarrierKind(ArrayAPICarrier, cnp, "cpu")
+    assert not generic.holds(strict.allocate(1, DType.Float32))
+    assert generic.holds(generic.allocate(1, DType.Float32))
+
+
 @pytest.mark.parametrize("name,module,extra", [
     ("torch", "torch_carrier", "strideweave[torch]"),
     ("jax", "jax_carrier", "strideweave[jax]"),

@@ -6,12 +6,13 @@ numpy and array_api_compat but never torch or jax: those load on first use
 """
 
 from .array_api_carrier import ArrayAPICarrier
-from .base import Carrier
-from .dask_carrier import DaskCarrier, compute
+from .base import Carrier, ContentWatch
+from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier
+from .kind import CarrierKind, NamedDevice, default_int, missing_wide_types, named_device
 from .numpy_carrier import NumpyCarrier
 from .registry import (
-    CarrierKind,
+    TracerError,
     carrier_for_array,
     get_default_carrier,
     kind_for_array,
@@ -21,6 +22,9 @@ from .registry import (
 )
 from .torch_carrier import TorchCarrier
 
+# Also importable from here for the rest of the package (not public API): ContentWatch,
+# NamedDevice, named_device, default_int, missing_wide_types, TracerError.
+
 __all__ = [
     "Carrier",
     "NumpyCarrier",
@@ -28,7 +32,6 @@ __all__ = [
     "JaxCarrier",
     "ArrayAPICarrier",
     "DaskCarrier",
-    "compute",
     "CarrierKind",
     "resolve",
     "set_default_carrier",

@@ -1,4 +1,4 @@
-"""The Carrier abstract base and the generic Array API implementation.
+"""The Carrier contract and LibraryCarrier.
 
 A carrier is a flat, 1-D, typed buffer from one Array API namespace on one
 device, plus a ``version`` counter bumped by every successful public mutation
@@ -10,38 +10,29 @@ exactly ``reshape(buf[offset:offset + size], reversed(leaf_shape))``.  The
 public ``gather`` / ``scatter`` / ``scatter_add`` take and return natural leaf
 order and permute.
 
-This module holds the one implementation written over ``xp`` (the carrier's
-namespace) that every backend falls back on:
-
-* gather: canonical -> reshape; otherwise a reshape + slice + permute +
-  broadcast recipe (:func:`._indexing.view_plan`) when the strides allow it;
-  otherwise ``take`` with an index array computed by numpy and cached on the
-  carrier;
-* scatter / scatter_add: the Array API has no scatter and no setitem with
-  index arrays, so writes rebuild the touched window with ``take`` + ``where``
-  (+ ``sum`` over duplicate slots for scatter_add) and store it with a slice
-  setitem, or swap the buffer when the namespace is immutable.
-
-Backends override the ``_gather_rev`` / ``_set_rev`` / ``_add_rev`` hooks with
-their fast paths (numpy and torch ``as_strided``, JAX ``.at[]``).
+This module holds the contract: construction, the dtype map, the version
+counter, the public gather / scatter methods and their validation, and
+:class:`LibraryCarrier` (a carrier bound to one array library).  The data
+paths themselves are the generic xp hooks of :mod:`.generic`, which backends
+override with their fast paths (numpy and torch ``as_strided``, JAX ``.at[]``).
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 import numpy as np
 
 from .._locks import lock_for
-from .._marks import IdentityMarks
 from ..dtypes import SIMPLE_DTYPES, STORED_DTYPES, SimpleDType, _scalar_fits
 from . import _indexing
+from .generic import _SCALARS, GenericHooks
+from .kind import CarrierKind
+from .watch import ContentWatch
 
 __all__ = ["Carrier"]
 
 _CACHE_LIMIT = 16  # native index arrays kept per carrier
-_SCALARS = (bool, int, float, complex)
 
 
 def _checked_offset(carrier, layout, offset):
@@ -63,76 +54,7 @@ def _checked_offset(carrier, layout, offset):
     )
 
 
-#: Native cotangent arrays known to hold only ones (the unit flag: backward rules
-#: skip multiplying by them, see ``ops._support.times``).
-_UNIT_ARRAYS = IdentityMarks()
-
-
-def is_unit(array: Any) -> bool:
-    """Whether ``array`` is a cotangent flagged as all ones."""
-    return array in _UNIT_ARRAYS
-
-
-def mark_unit(array: Any) -> Any:
-    """Flag ``array`` as all ones (an array that cannot be weakly referenced stays unflagged)."""
-    return _UNIT_ARRAYS.add(array)
-
-
-def unit_alias(source: Any, result: Any) -> Any:
-    """``result`` (a reshape or view of ``source``) inherits ``source``'s unit flag."""
-    return mark_unit(result) if result is not source and is_unit(source) else result
-
-
-class ContentWatch:
-    """Finds writes that bypass a carrier, for libraries that count no versions (NumPy).
-
-    ``capture`` runs when a forward call saves the carrier: it keeps a copy of
-    the values (reusing its buffer). If the values changed since the last
-    capture at the same version, something wrote through a native alias, so
-    the carrier's version is bumped: graphs recorded before the write become
-    stale, exactly as after a public mutation. ``verify`` runs in the version
-    check before backward and does the same.
-    """
-
-    __slots__ = ("version", "values", "verified_epoch", "verified_version")
-
-    #: bumped at the start of every traversal: within one, a buffer is compared once
-    epoch = 0
-
-    def __init__(self):
-        self.version = None  # the carrier version ``values`` were taken at; None before the first capture
-        self.values = None
-        self.verified_epoch = self.verified_version = None
-
-    @classmethod
-    def begin_traversal(cls):
-        cls.epoch += 1
-
-    def capture(self, carrier):
-        with lock_for(carrier):
-            if self.version == carrier._version:
-                if carrier._equal_values(self.values):
-                    return
-                carrier._version += 1  # written from outside since the last capture
-            self.values = carrier._copy_values(self.values)
-            self.version = carrier._version
-            self.verified_epoch = None
-
-    def verify(self, carrier):
-        # Within a traversal a buffer is compared once. Reading the two fields unlocked is safe:
-        # they are written after the comparison, so a match means one was made at this version.
-        if self.verified_epoch == ContentWatch.epoch and self.verified_version == carrier._version:
-            return
-        with lock_for(carrier):
-            version = carrier._version
-            if self.verified_epoch == ContentWatch.epoch and self.verified_version == version:
-                return
-            if self.version == version and not carrier._equal_values(self.values):
-                carrier._version = version = version + 1
-            self.verified_epoch, self.verified_version = ContentWatch.epoch, version
-
-
-class Carrier:
+class Carrier(GenericHooks):
     """Abstract flat 1-D storage buffer.  Build with ``allocate`` / ``from_array``.
 
     Attributes (read-only): ``array`` (the native 1-D buffer), ``namespace``
@@ -285,36 +207,6 @@ class Carrier:
     def _remember_shaped(self, values):
         """``values`` is the buffer reshaped (N-D, C order); a carrier that keeps shapes may keep it."""
 
-    @staticmethod
-    def _accumulate(into, other):
-        """``into + other``, written into ``into`` where the library allows in-place updates.
-
-        ``into`` is a gradient buffer the caller owns outright (a backward rule
-        allocated it and nothing else refers to it); immutable libraries (JAX,
-        array-api-strict, Dask) return a new array.
-        """
-        return into + other
-
-    @staticmethod
-    def _copied(source, result):
-        """Whether ``result``, a reshape of ``source``, is a new array rather than a view of it.
-
-        False where the library cannot tell cheaply: the caller then treats it as shared.
-        """
-        return False
-
-    def _copy_values(self, into=None):
-        """A private copy of the buffer (``into``: a previous copy to reuse where the library allows)."""
-        return self._xp.asarray(self._array, copy=True)
-
-    def _equal_values(self, other):
-        """Whether the buffer holds exactly ``other`` (NaN equal to NaN)."""
-        xp, a = self._xp, self._array
-        same = a == other
-        if self._dtype.kind == "float":
-            same = same | ((a != a) & (other != other))
-        return bool(xp.all(same))
-
     # ----- class-level backend hooks (overridden per backend) --------------
 
     @classmethod
@@ -419,7 +311,6 @@ class Carrier:
         """The :class:`CarrierKind` (class, namespace, device) of this carrier."""
         kind = self._kind
         if kind is None:
-            from .registry import CarrierKind
             kind = self._kind = CarrierKind(type(self), self._xp, self._device)
         return kind
 
@@ -623,138 +514,6 @@ class Carrier:
             )
         return self._import_foreign(values)
 
-    def _import_foreign(self, values):
-        """Convert a foreign array (or nested sequence) onto this carrier's namespace/device."""
-        xp = self._xp
-        try:
-            out = xp.from_dlpack(values)
-        except Exception:
-            out = None
-        if out is None:
-            if hasattr(values, "__dlpack__") or hasattr(values, "__array__"):
-                try:
-                    host = np.from_dlpack(values)
-                except Exception:
-                    host = np.asarray(values)
-            else:
-                host = np.asarray(values)
-            out = self._from_numpy(np.ascontiguousarray(host))
-        if self._device_of(out) != self._device:
-            out = self._move(out, self._device)
-        return out
-
-    def _from_numpy(self, host):
-        return self._xp.asarray(host, device=self._device)
-
-    def _move(self, array, device):
-        import array_api_compat
-        return array_api_compat.to_device(array, device)
-
-    # ----- generic xp hooks (backends override with fast paths) -------------------
-
-    def _full_values(self, vals, rs):
-        """``vals`` broadcast to ``rs`` as a native array (scalars included)."""
-        xp = self._xp
-        if isinstance(vals, _SCALARS):
-            vals = xp.asarray(vals, dtype=self._native, device=self._device)
-        if tuple(vals.shape) != rs:
-            vals = xp.broadcast_to(vals, rs)
-        return vals
-
-    def _sum_axes(self, vals, rs, axes):
-        vals = self._full_values(vals, rs)
-        return self._xp.sum(vals, axis=axes, dtype=self._native)
-
-    def _index(self, rs, rt, offset):
-        """Cached native flat index array (C order of the rev array)."""
-        return self._cached(("take", rs, rt, offset), lambda: self._from_numpy(
-            _indexing.flat_index(rs, rt, offset, small=self._small_index())))
-
-    def _small_index(self):
-        return False
-
-    def _gather_rev(self, rs, rt, offset):
-        # Backends without strided views copy on every non-canonical read; a
-        # backward pass reads the same saved input several times, so keep the
-        # last read (keyed by version: any write invalidates it).
-        key = (rs, rt, offset, self._version)
-        last = self._last_gather
-        if last is not None and last[0] == key:
-            return last[1]
-        values = self._gather_view(rs, rt, offset)
-        self._last_gather = (key, values)
-        return values
-
-    def _gather_view(self, rs, rt, offset):
-        plan = _indexing.view_plan(rs, rt, offset, self._size)
-        if plan is None:
-            # The recipe reads whole rows of the outermost stride; when the buffer
-            # ends inside the last row, padding it is still far cheaper than `take`.
-            room = offset + 1 + sum(e * s for e, s in zip(rs, rt))
-            plan = _indexing.view_plan(rs, rt, offset, room)
-            if plan is None:
-                return self._xp.reshape(self._xp.take(self._array, self._index(rs, rt, offset), axis=0), rs)
-        return self._read_through(plan, rs)
-
-    def _read_through(self, plan, rs):
-        """The values ``plan`` reads from the buffer (padded with zeros where it runs past the end)."""
-        return _read_through(self._xp, self._array, plan, rs, self._size, self._native, self._device)
-
-    def _maps(self, rs, rt, offset):
-        def make():
-            lo, hi, last, mask, every, k = _indexing.write_maps(rs, rt, offset)
-            return (lo, hi, self._from_numpy(last), self._from_numpy(mask),
-                    self._from_numpy(every), k)
-        return self._cached(("maps", rs, rt, offset), make)
-
-    def _flat_ext(self, vals, rs):
-        """Flattened values plus one trailing zero (the sentinel target)."""
-        xp = self._xp
-        flat = xp.reshape(self._full_values(vals, rs), (-1,))
-        zero = xp.zeros(1, dtype=self._native, device=self._device)
-        return xp.concat([flat, zero])
-
-    def _set_rev(self, rs, rt, offset, vals, injective, canonical):
-        xp = self._xp
-        if canonical:
-            new = xp.reshape(self._full_values(vals, rs), (-1,))
-            self._write_window(offset, offset + new.shape[0], new)
-            return
-        lo, hi, last, mask, _, _ = self._maps(rs, rt, offset)
-        picked = xp.take(self._flat_ext(vals, rs), last, axis=0)
-        self._write_window(lo, hi, xp.where(mask, picked, self._array[lo:hi]))
-
-    def _add_rev(self, rs, rt, offset, vals, injective, canonical):
-        xp = self._xp
-        if canonical:
-            size = 1
-            for e in rs:
-                size *= e
-            window = self._array[offset:offset + size]
-            self._write_window(offset, offset + size,
-                               window + xp.reshape(self._full_values(vals, rs), (-1,)))
-            return
-        lo, hi, _, mask, every, k = self._maps(rs, rt, offset)
-        contrib = xp.take(self._flat_ext(vals, rs), every, axis=0)
-        if k > 1:
-            contrib = xp.sum(xp.reshape(contrib, (hi - lo, k)), axis=1, dtype=self._native)
-        window = self._array[lo:hi]
-        # `where` keeps untouched slots bit-exact (x + 0 would turn -0.0 into 0.0)
-        self._write_window(lo, hi, xp.where(mask, window + contrib, window))
-
-    def _write_window(self, lo, hi, new):
-        """Store ``new`` into ``buf[lo:hi]``; swap the buffer if setitem is unsupported."""
-        buf = self._array
-        try:
-            buf[lo:hi] = new
-            return
-        except (TypeError, ValueError, NotImplementedError, AttributeError, IndexError):
-            pass
-        xp = self._xp
-        self._array = xp.concat([buf[:lo], new, buf[hi:]])
-
-
-
 class LibraryCarrier(Carrier):
     """A carrier bound to one array library (NumPy, PyTorch, JAX, Dask): its namespace hooks from ``_library``.
 
@@ -791,21 +550,3 @@ class LibraryCarrier(Carrier):
 
 
 _FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}
-
-
-def _read_through(xp, buffer, plan, rs, size, native, device):
-    """Apply a ``ViewPlan`` to a 1-D ``buffer`` of ``size`` elements: a rev array of shape ``rs``."""
-    if plan.stop > size:
-        buffer = xp.concat([buffer, xp.zeros(plan.stop - size, dtype=native, device=device)])
-    a = buffer[plan.start:plan.stop]
-    if plan.dims is not None:
-        a = xp.reshape(a, plan.dims)
-    if plan.index is not None:
-        a = a[plan.index]
-    if plan.perm is not None:
-        a = xp.permute_dims(a, plan.perm)
-    if plan.shape1 is not None:
-        a = xp.reshape(a, plan.shape1)
-    if plan.bcast:
-        a = xp.broadcast_to(a, rs)
-    return a

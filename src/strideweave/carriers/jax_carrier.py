@@ -24,7 +24,9 @@ import threading
 import warnings
 
 from . import _indexing
-from .base import _SCALARS, Carrier, LibraryCarrier, _read_through, unit_alias
+from .._marks import unit_alias
+from .base import Carrier, LibraryCarrier
+from .generic import _SCALARS, read_through
 
 __all__ = ["JaxCarrier"]
 
@@ -261,7 +263,7 @@ class JaxCarrier(LibraryCarrier):
             return Carrier._read_through(self, plan, rs)
         n, native = self._size, self._native
         recipe = _fused(("read", repr(plan), rs, n, str(native)),
-                        lambda: lambda buffer: _read_through(jnp, buffer, plan, rs, n, native, None))
+                        lambda: lambda buffer: read_through(jnp, buffer, plan, rs, n, native, None))
         return recipe(self._array)
 
     def _flat(self, vals, rs):

@@ -13,7 +13,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import _indexing
-from .base import _SCALARS, Carrier, LibraryCarrier, _checked_offset
+from .base import LibraryCarrier, _checked_offset
+from .generic import _SCALARS
 
 __all__ = ["NumpyCarrier"]
 

@@ -1,6 +1,6 @@
 """Choosing carriers: ``resolve``, the default carrier, array -> carrier class.
 
-``resolve(spec)`` turns any ``carrier=`` argument into a :class:`CarrierKind`
+``resolve(spec)`` turns any ``carrier=`` argument into a :class:`.kind.CarrierKind`
 ``(cls, namespace, device)``, a small immutable value whose ``allocate`` and
 ``from_array`` build carriers of exactly that class.
 
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NamedTuple
 
 from .array_api_carrier import ArrayAPICarrier, _strict, as_namespace
 from .base import Carrier
 from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier, implicit_narrowing
+from .kind import CarrierKind, NamedDevice, default_int, missing_wide_types, named_device  # noqa: F401 (old import path)
 from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
 
@@ -48,30 +48,6 @@ _BY_MODULE = {
 }
 
 
-class CarrierKind(NamedTuple):
-    """Where carriers live: exact class, Array API namespace and device."""
-
-    cls: type
-    namespace: object
-    device: object
-
-    def allocate(self, n, dtype):
-        """Zero-filled carrier of ``n`` elements of ``dtype`` of this kind."""
-        return self.cls.allocate(n, dtype, namespace=self.namespace, device=self.device)
-
-    def from_array(self, array1d):
-        """Wrap a native 1-D array of this kind's library without copying."""
-        return self.cls.from_array(array1d)
-
-    def asarray(self, x):
-        """``x`` (any native array) as a native array of this kind (no copy when possible)."""
-        return transfer(x, self)
-
-    def __repr__(self):
-        name = getattr(self.namespace, "__name__", repr(self.namespace))
-        return f"CarrierKind({self.cls.__name__}, {name}, {self.device!r})"
-
-
 def _kind(cls, namespace=None, device=None):
     xp = cls._check_namespace(namespace)
     return CarrierKind(cls, xp, cls._normalize_device(xp, device))
@@ -93,7 +69,7 @@ def resolve(spec=None, device=None):
     elif isinstance(spec, CarrierKind):
         kind = spec
     elif isinstance(spec, Carrier):
-        kind = CarrierKind(type(spec), spec.namespace, spec.device)
+        kind = spec.kind
     elif isinstance(spec, type) and issubclass(spec, Carrier) and spec is not Carrier:
         return _kind(spec, None, device)
     elif isinstance(spec, str):
@@ -121,41 +97,6 @@ def resolve(spec=None, device=None):
     if device is not None:
         kind = kind._replace(device=kind.cls._normalize_device(kind.namespace, device))
     return kind
-
-
-class NamedDevice(str):
-    """A string device (NumPy's ``"cpu"``) that names the carrier it came from.
-
-    ``x.device`` returns one for carriers whose native device is a string, so
-    ``device=x.device`` lands on x's own carrier whatever the default carrier
-    is (a bare ``"cpu"`` means the default carrier where it lives on the CPU).
-    It compares and hashes as the string.
-    """
-
-    kind: CarrierKind
-
-    def __new__(cls, name: str, kind: CarrierKind) -> "NamedDevice":
-        self = str.__new__(cls, name)
-        self.kind = kind
-        return self
-
-    def __reduce__(self):
-        return (str, (str(self),))
-
-
-_NAMED: dict = {}
-
-
-def named_device(carrier) -> object:
-    """``carrier``'s device as ``x.device`` reports it: a :class:`NamedDevice` for string devices."""
-    device = carrier.device
-    if not isinstance(device, str):
-        return device
-    kind = carrier._kind or carrier.kind
-    named = _NAMED.get(kind)
-    if named is None:
-        named = _NAMED[kind] = NamedDevice(device, kind)
-    return named
 
 
 # ----- the default carrier ----------------------------------------------------
@@ -263,7 +204,7 @@ def transfer(x, kind):
     """
     kind = resolve(kind)
     if isinstance(x, Carrier):
-        if type(x) is kind.cls and x.namespace is kind.namespace and x.device == kind.device:
+        if kind.holds(x):
             return x
         return kind.cls.from_array(transfer(x.array, kind))
     try:
@@ -279,20 +220,3 @@ def transfer(x, kind):
 def _dtype_of_native(x):
     cls = carrier_for_array(x)
     return cls._sw_dtype_in(cls._namespace_of(x), x.dtype)
-
-
-def missing_wide_types(kind: "CarrierKind") -> tuple:
-    """Dtype names ``kind`` cannot store: JAX has no 64-bit types unless x64 mode is on."""
-    if kind.cls.backend == "jax":
-        import jax
-
-        if not jax.config.jax_enable_x64:
-            return ("int64", "float64", "complex128")
-    return ()
-
-
-def default_int(kind: "CarrierKind"):
-    """The default integer dtype on ``kind``: int64, or int32 where 64-bit integers cannot be stored."""
-    from ..dtypes import DType
-
-    return DType.Int32 if "int64" in missing_wide_types(kind) else DType.Int64

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _indexing
-from .base import _SCALARS, Carrier, LibraryCarrier, _checked_offset
+from .base import Carrier, LibraryCarrier, _checked_offset
+from .generic import _SCALARS
 
 __all__ = ["TorchCarrier"]
 

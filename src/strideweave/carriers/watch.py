@@ -1,0 +1,63 @@
+"""ContentWatch: finding writes that bypass a carrier, for libraries that count no versions.
+
+NumPy arrays (and most Array API namespaces) have no version counter of their
+own, so a write through a native array the user still holds would go unseen
+by the carrier's ``version``.  A carrier that may be written from outside
+(``Carrier.watch_external``) holds a watch; the recording of a saved input
+and the version check before backward consult it.
+"""
+
+from __future__ import annotations
+
+from .._locks import lock_for
+
+__all__ = ["ContentWatch"]
+
+
+class ContentWatch:
+    """Finds writes that bypass a carrier, for libraries that count no versions (NumPy).
+
+    ``capture`` runs when a forward call saves the carrier: it keeps a copy of
+    the values (reusing its buffer). If the values changed since the last
+    capture at the same version, something wrote through a native alias, so
+    the carrier's version is bumped: graphs recorded before the write become
+    stale, exactly as after a public mutation. ``verify`` runs in the version
+    check before backward and does the same.
+    """
+
+    __slots__ = ("version", "values", "verified_epoch", "verified_version")
+
+    #: bumped at the start of every traversal: within one, a buffer is compared once
+    epoch = 0
+
+    def __init__(self):
+        self.version = None  # the carrier version ``values`` were taken at; None before the first capture
+        self.values = None
+        self.verified_epoch = self.verified_version = None
+
+    @classmethod
+    def begin_traversal(cls):
+        cls.epoch += 1
+
+    def capture(self, carrier):
+        with lock_for(carrier):
+            if self.version == carrier._version:
+                if carrier._equal_values(self.values):
+                    return
+                carrier._version += 1  # written from outside since the last capture
+            self.values = carrier._copy_values(self.values)
+            self.version = carrier._version
+            self.verified_epoch = None
+
+    def verify(self, carrier):
+        # Within a traversal a buffer is compared once. Reading the two fields unlocked is safe:
+        # they are written after the comparison, so a match means one was made at this version.
+        if self.verified_epoch == ContentWatch.epoch and self.verified_version == carrier._version:
+            return
+        with lock_for(carrier):
+            version = carrier._version
+            if self.verified_epoch == ContentWatch.epoch and self.verified_version == version:
+                return
+            if self.version == version and not carrier._equal_values(self.values):
+                carrier._version = version = version + 1
+            self.verified_epoch, self.verified_version = ContentWatch.epoch, version
