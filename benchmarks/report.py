@@ -23,6 +23,46 @@ def _is_sw(name: str) -> bool:
     return name.startswith("sw-")
 
 
+def goals_table(doc) -> list[str]:
+    """The current targets: each ratio from its pairwise measurement (W3-mem: peak memory)."""
+    out = ["| Workload | Target | StrideWeave | vs | Pairwise ratio | Rotation ratio | Limit | Result |",
+           "|---|---|---|---|---:|---:|---:|:---:|"]
+    for w in doc["workloads"]:
+        for g in w.get("goals", []):
+            ratio = _r(g["ratio"]) if g["ratio"] is not None else "error: " + (g.get("why") or "?").replace("|", "/")
+            if g.get("method") == "memory":
+                ratio = f"{ratio} (memory)"
+            out.append(f"| {w['id']} | {g['label']} | {g['sw']} | {g['anchor']} | {ratio} | "
+                       f"{_r(g.get('rotation_ratio'))} | <= {g['limit']:g}x | {'PASS' if g['met'] else '**MISS**'} |")
+    return out
+
+
+def pairs_table(w) -> list[str]:
+    out = ["| StrideWeave | vs | rounds | StrideWeave median | anchor median | ratio of medians | "
+           "median of round ratios |", "|---|---|---:|---:|---:|---:|---:|"]
+    for p in w.get("pairs", {}).values():
+        if p["status"] != "ok":
+            out.append(f"| {p['sw']} | {p['anchor']} | error: {p['error'].replace('|', '/')} | | | | |")
+            continue
+        out.append(f"| {p['sw']} | {p['anchor']} | {p['n']} | {_s(p['median_sw_s'])} | {_s(p['median_anchor_s'])} "
+                   f"| {_r(p['ratio'])} | {_r(p['round_ratio_median'])} |")
+    return out
+
+
+def mem_table(w) -> list[str]:
+    out = ["| input | measured by | status | peak | step time |", "|---|---|---|---:|---:|"]
+    for r in w["rows"]:
+        if r["status"] != "ok":
+            out.append(f"| {r['variant']} | {r['mode']} | {r['status']}: {r.get('error', '')} | — | — |")
+            continue
+        out.append(f"| {r['variant']} | {r['mode']} | ok | {r['peak_mib']:.0f} MiB | {_s(r['seconds'])} |")
+    for g in w.get("goals", []):
+        out += ["", f"Writable / read-only: {_r(g['ratio'])} (rss), {_r(g.get('tracemalloc_ratio'))} "
+                    "(tracemalloc). Step time is that one call, first touches of fresh memory included: "
+                    "not a timing result."]
+    return out
+
+
 def targets_table(doc) -> list[str]:
     out = ["| Workload | Target | StrideWeave | vs | Ratio | Limit | Met |",
            "|---|---|---|---|---:|---:|:---:|"]
@@ -81,16 +121,27 @@ def markdown(doc) -> str:
              f"{env.get('cpus')} CPUs (load average at start: {env.get('loadavg_at_start')}), "
              "every backend single-threaded.",
              "Ratios are StrideWeave median time / anchor median time from this run (lower is better; "
-             "< 1 means StrideWeave is faster).", "", "## Targets", ""]
+             "< 1 means StrideWeave is faster).", "", "## Targets", "",
+             "Each ratio is measured pairwise: the StrideWeave contender and its anchor alone in the "
+             "process, alternating (A, B, then B, A) round by round; ratio = median of A / median of B. "
+             "`Rotation ratio` is the same pair's ratio in the workload's rotation over all contenders, "
+             "for comparison. W3-mem compares peak memory, not time.", ""]
+    lines += goals_table(doc)
+    lines += ["", "## Earlier targets (rotation medians)", ""]
     lines += targets_table(doc)
     for w in doc["workloads"]:
         lines += ["", f"## {w['id']}: {w['title']}", ""]
         if w["id"] == "W2":
             lines += w2_table(w)
+        elif w["id"] == "W3-mem":
+            lines += mem_table(w)
         else:
             lines.append(f"Median of {w['repeats']} interleaved rounds.")
             lines.append("")
             lines += workload_table(w)
+            if w.get("pairs"):
+                lines += ["", "Pairwise (each pair alone, alternating):", ""]
+                lines += pairs_table(w)
         for n in w.get("notes", []):
             lines += ["", f"_{n}_"]
     return "\n".join(lines) + "\n"
@@ -104,7 +155,7 @@ def chart(doc, path: str) -> str | None:
         import matplotlib.ticker  # noqa: F401
     except Exception:
         return None
-    ws = [w for w in doc["workloads"]]
+    ws = [w for w in doc["workloads"] if w["id"] != "W3-mem"]   # memory, not time
     if not ws:
         return None
     cols = 3

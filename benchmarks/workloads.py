@@ -5,16 +5,20 @@ does the setup and returns ``step()``, one timed forward + backward.
 StrideWeave contenders are named ``sw-<carrier>``; everything else is an anchor
 (see ``anchors.py``).  Data is generated once per workload with a fixed seed
 and every contender gets its own copy of the same values.
+
+``targets`` are read off the rotation's medians (the goals of the first
+benchmark round); ``goals`` are the current targets, each timed again in a
+pairwise measurement of its two contenders alone (``run.run_pairs``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 from benchmarks import anchors as A
 from benchmarks import backends as B
+from benchmarks import bridges
 
 SW_CARRIERS = ("numpy", "torch", "jax")
 
@@ -26,10 +30,14 @@ class Workload:
     contenders: list                        # [(name, build)]
     ops: int | None = None                  # W1: report per-op time = total / ops
     notes: list = field(default_factory=list)
-    targets: list = field(default_factory=list)   # [(sw contender, anchor, max ratio, label)]
+    targets: list = field(default_factory=list)   # [(sw contender, anchor, max ratio, label)], rotation
+    goals: list = field(default_factory=list)     # the same form, measured pairwise
     budget_s: float = 10.0                   # time budget for the timed rounds
     max_repeats: int = 30
     min_repeats: int = 5
+    pair_budget_s: float = 3.0               # per pair of the pairwise measurement
+    pair_max: int = 200
+    pair_min: int = 10
 
 
 def _rng():
@@ -111,6 +119,21 @@ def sw_mlp(x0, W10, b10, W20, carrier, row_major=False):
     return build
 
 
+def sw_mlp_wrapped(x0, W10, b10, W20):
+    """W5 with the four C-ordered NumPy arrays wrapped with ``sw.tensor`` inside every step."""
+    def build():
+        sw = B.sw()
+        arrays = [np.ascontiguousarray(v, dtype=np.float32).copy() for v in (x0, W10, b10, W20)]
+
+        def step():
+            x, W1, b1, W2 = (sw.tensor(a) for a in arrays)
+            (sw.tanh(x @ sw.transpose(W1) + b1) @ sw.transpose(W2)).sum().backward()
+            B.sw_sync(W1.grad, b1.grad, W2.grad)
+            return W1.grad, b1.grad, W2.grad
+        return step
+    return build
+
+
 def sw_jac(W0, x0, carrier, row_major=False):
     def build():
         sw = B.sw()
@@ -145,7 +168,10 @@ def w1(quick: bool) -> Workload:
                     min_repeats=3 if quick else 5,
                     notes=["1-D inputs: canonical and C order are the same storage, so no `[C-order]` rows."],
                     targets=[("sw-numpy", "torch", 0.8, "per-op <= 0.8x torch eager"),
-                             ("sw-numpy", "hips-autograd", 0.5, "per-op <= 0.5x HIPS autograd")])
+                             ("sw-numpy", "hips-autograd", 0.5, "per-op <= 0.5x HIPS autograd")],
+                    goals=[("sw-numpy", "torch", 0.6, "2,000 ops on 16 elements <= 0.6x torch eager"),
+                           ("sw-numpy", "hips-autograd", 0.35, "2,000 ops on 16 elements <= 0.35x HIPS autograd")],
+                    pair_budget_s=1 if quick else 4, pair_max=30 if quick else 80, pair_min=5)
 
 
 def w3(quick: bool, device: str) -> Workload:
@@ -163,7 +189,10 @@ def w3(quick: bool, device: str) -> Workload:
                   notes=["1-D inputs: canonical and C order are the same storage, so no `[C-order]` rows.",
                          READ_ONLY_NOTE],
                   targets=[("sw-numpy", "numpy", 1.2, "<= 1.2x hand-written numpy"),
-                           ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd")])
+                           ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd")],
+                  goals=[("sw-numpy", "numpy", 1.4, "writable input <= 1.4x hand-written numpy"),
+                         ("sw-numpy", "hips-autograd", 0.8, "writable input <= 0.8x HIPS autograd")],
+                  pair_budget_s=1 if quick else 4, pair_max=60 if quick else 150, pair_min=5)
     _cuda(wl, device, lambda: sw_expx(x0, "torch", device), lambda: A.expx_torch(x0, device))
     return wl
 
@@ -193,7 +222,10 @@ def w4(quick: bool, device: str) -> Workload:
                   targets=[("sw-numpy", "numpy", 1.25, "<= 1.25x hand-written numpy"),
                            ("sw-numpy [C-order]", "numpy", 1.25, "C-order <= 1.25x hand-written numpy"),
                            ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd"),
-                           ("sw-torch [C-order]", "torch", 1.1, "C-order torch carrier <= 1.1x torch autograd")])
+                           ("sw-torch [C-order]", "torch", 1.1, "C-order torch carrier <= 1.1x torch autograd")],
+                  goals=[("sw-numpy [C-order]", "numpy", 1.5, "C-order writable A <= 1.5x hand-written numpy"),
+                         ("sw-numpy [C-order]", "hips-autograd", 0.8, "C-order writable A <= 0.8x HIPS autograd")],
+                  pair_budget_s=1 if quick else 4, pair_max=60 if quick else 150, pair_min=5)
     _cuda(wl, device, lambda: sw_bcast(A0, w0, "torch", device), lambda: A.bcast_torch(A0, w0, device))
     return wl
 
@@ -218,6 +250,7 @@ def w5(quick: bool) -> Workload:
     args = (x0, W10, b10, W20)
     c = [(f"sw-{k}", sw_mlp(*args, k)) for k in SW_CARRIERS]
     c += [(f"sw-{k} [C-order]", sw_mlp(*args, k, row_major=True)) for k in SW_CARRIERS]
+    c += [("sw-numpy [C-order, wrapped per step]", sw_mlp_wrapped(*args))]
     c += [("torch", lambda: A.mlp_torch(*args)),
           ("jax.grad", lambda: A.mlp_jax(*args)),
           ("jax.jit(grad)", lambda: A.mlp_jax(*args, jit=True)),
@@ -225,9 +258,19 @@ def w5(quick: bool) -> Workload:
           ("numpy", lambda: A.mlp_numpy(*args))]
     return Workload("W5", "MLP: sum(tanh(x @ W1^T + b1) @ W2^T), batch 32, 32->64->1, grads of W1, b1, W2",
                     c, budget_s=2 if quick else 10, max_repeats=50 if quick else 200, min_repeats=10,
-                    notes=["`[C-order]` rows wrap C-ordered arrays with sw.tensor(array), as users do."],
+                    notes=["`[C-order]` rows wrap C-ordered arrays with sw.tensor(array), as users do.",
+                           "Parameters held: every row but `[wrapped per step]` wraps its four arrays once and "
+                           "sets `.grad = None` on them before each step, as the torch anchor does for its "
+                           "parameters. `[C-order, wrapped per step]` calls sw.tensor on the four C-ordered "
+                           "NumPy arrays inside every step. The torch and HIPS anchors hold their arrays."],
                     targets=[("sw-numpy", "torch", 2.0, "<= 2x torch eager"),
-                             ("sw-numpy [C-order]", "torch", 2.0, "C-order <= 2x torch eager")])
+                             ("sw-numpy [C-order]", "torch", 2.0, "C-order <= 2x torch eager")],
+                    goals=[("sw-numpy [C-order]", "torch", 1.5, "parameters held, C-order <= 1.5x torch eager"),
+                           ("sw-numpy [C-order]", "hips-autograd", 0.7,
+                            "parameters held, C-order <= 0.7x HIPS autograd"),
+                           ("sw-numpy [C-order, wrapped per step]", "torch", 2.0,
+                            "four arrays wrapped every step <= 2x torch eager")],
+                    pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)
 
 
 def w5_pair(quick: bool) -> Workload:
@@ -358,6 +401,36 @@ def w7(quick: bool) -> list[Workload]:
     return out
 
 
+def interop_torch(quick: bool) -> Workload:
+    data = bridges.layer_data()
+    c = [("sw-torch_function", lambda: bridges.torch_function_step(*data)),
+         ("torch", lambda: bridges.torch_step(*data))]
+    return Workload("interop-torch", "torch_function: tanh(h @ w + b), h 32x32, w 32x64, b 64, "
+                    "forward + backward in torch, grads of w and b", c,
+                    budget_s=1 if quick else 3, max_repeats=200 if quick else 1000, min_repeats=20,
+                    notes=["`sw-torch_function`: the layer written with StrideWeave, wrapped by "
+                           "sw.interop.torch_function and called on torch tensors; `torch`: the same layer "
+                           "in torch."],
+                    goals=[("sw-torch_function", "torch", 3.0, "torch_function step <= 3x pure torch")],
+                    pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)
+
+
+def interop_jax(quick: bool) -> Workload:
+    data = bridges.layer_data()
+    c = [("sw-jax_function [jit]", lambda: bridges.jax_function_step(*data)),
+         ("jax.jit(value_and_grad)", lambda: bridges.jax_step(*data))]
+    return Workload("interop-jax", "jax_function: jax.jit(jax.value_and_grad(sum(layer(h, w, b) ** 2))), "
+                    "layer = tanh(h @ w + b) as interop-torch, grads of w and b", c,
+                    budget_s=1 if quick else 3, max_repeats=200 if quick else 1000, min_repeats=20,
+                    notes=["`sw-jax_function [jit]`: the layer written with StrideWeave, wrapped by "
+                           "sw.interop.jax_function, inside a jitted loss (host callbacks); "
+                           "`jax.jit(value_and_grad)`: the same loss in jnp, jitted."],
+                    goals=[("sw-jax_function [jit]", "jax.jit(value_and_grad)", 8.0,
+                            "jax.jit(value_and_grad) through jax_function <= 8x pure JAX")],
+                    pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)
+
+
 def all_workloads(quick: bool, device: str) -> list:
-    """W2 is run separately (one subprocess per contender, see deep.py)."""
-    return [w1(quick), w3(quick, device), w4(quick, device), w5(quick), w5_pair(quick), w6(quick), *w7(quick)]
+    """In run order.  W2 and W3-mem run separately (subprocesses, see deep.py and memory.py)."""
+    return [w1(quick), w3(quick, device), w4(quick, device), w5(quick), w5_pair(quick),
+            interop_torch(quick), interop_jax(quick), w6(quick), *w7(quick)]
