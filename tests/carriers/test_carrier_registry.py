@@ -135,9 +135,10 @@ def test_missing_backend_names_the_extra(monkeypatch, name, module, extra):
     monkeypatch.setitem(sys.modules, name, None)  # makes `import name` raise ImportError
     if module is not None:
         mod = sys.modules[f"strideweave.carriers.{module}"]
-        for attr in ("_xp", "jnp", "torch", "jax"):
+        for attr in ("jnp", "torch", "jax"):
             if hasattr(mod, attr):
                 monkeypatch.setattr(mod, attr, None)
+        monkeypatch.setattr(NAMES[name], "_loaded", None)  # as before the first use
         if name == "jax":
             monkeypatch.setitem(sys.modules, "jax.numpy", None)
         if name == "torch":

@@ -4,7 +4,8 @@ Everything here works on *rev* leaf tuples: ``rs`` (extents) and ``rt``
 (strides) are a layout's ``leaf_shape`` / ``leaf_stride`` reversed, so axis
 ``k`` of a rev array is leaf ``n - 1 - k`` and canonical storage is plain C
 order.  Results are plain tuples or numpy arrays; carriers turn them into
-native objects and cache those.
+native objects and cache those.  ``place_through`` alone builds native arrays,
+through whichever array module its caller passes.
 """
 
 from __future__ import annotations
@@ -57,6 +58,44 @@ def inverse_of(plan: ViewPlan) -> tuple[tuple | None, tuple[int, ...], tuple]:
                 dropped.append(axis)
                 widths.append((index, extent - 1 - index))
     return inverse, tuple(dropped), tuple(widths)
+
+
+def place_plan(rs: tuple, rt: tuple, injective: bool) -> ViewPlan | None:
+    """The read recipe whose inverse places values at ``(rs, rt)`` from offset 0, or None.
+
+    None when the layout is not injective or empty (``injective`` false) or
+    has no reshape/slice/permute recipe without broadcasting: such layouts are
+    placed by a scatter instead.
+    """
+    if not injective:
+        return None
+    room = 1 + sum(e * s for e, s in zip(rs, rt))  # whole rows; the tail is cut off by ``place_through``
+    plan = view_plan(rs, rt, 0, room)
+    return None if plan is None or plan.bcast else plan
+
+
+def place_through(lib, values, plan: ViewPlan, rs: tuple, cosize: int, native):
+    """The inverse of ``plan``'s read: a 1-D buffer of ``cosize`` holding ``values`` (holes zero).
+
+    Built from dense operations of ``lib``, a module with ``asarray``,
+    ``broadcast_to``, ``reshape``, ``transpose``, ``expand_dims`` and ``pad``
+    (``jax.numpy``, ``dask.array``): reshape, inverse permute, zero padding.
+    ``values`` broadcasts to the rev leaf shape ``rs``.
+    """
+    a = lib.broadcast_to(lib.asarray(values, dtype=native), rs)
+    inverse, dropped, widths = inverse_of(plan)
+    if plan.shape1 is not None:
+        a = lib.reshape(a, tuple(extent for extent in rs if extent != 1))
+    if inverse is not None:
+        a = lib.transpose(a, inverse)
+    for axis in dropped:
+        a = lib.expand_dims(a, axis)
+    if any(w != (0, 0) for w in widths):
+        a = lib.pad(a, widths)
+    a = lib.reshape(a, (-1,))
+    if plan.start or cosize > plan.stop:
+        a = lib.pad(a, (plan.start, max(0, cosize - plan.stop)))
+    return a[:cosize] if plan.stop > cosize else a  # only zero padding lies past the last addressed element
 
 
 @lru_cache(maxsize=4096)

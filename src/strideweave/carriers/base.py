@@ -20,6 +20,7 @@ override with their fast paths (numpy and torch ``as_strided``, JAX ``.at[]``).
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -515,20 +516,54 @@ class Carrier(GenericHooks):
         return self._import_foreign(values)
 
 class LibraryCarrier(Carrier):
-    """A carrier bound to one array library (NumPy, PyTorch, JAX, Dask): its namespace hooks from ``_library``.
+    """A carrier bound to one array library (NumPy, PyTorch, JAX, Dask).
 
-    Subclasses give ``_library()`` (the Array API namespace, the library module,
-    its array type; importing the library on first use), ``namespace_name``
-    and ``array_name`` for error messages.
+    Subclasses name the library and its namespace, which are imported on first
+    use: ``library_modules`` (the library's module and its Array API
+    namespace's), ``array_type`` (the array class's name in the library),
+    ``library_title`` and ``extra`` (the ImportError names the pip extra),
+    ``namespace_name`` and ``array_name`` for error messages, and ``cpu_only``
+    where the library has no devices.  ``_bind`` hands the imported modules to
+    the backend module, whose fast paths use them as globals.
     """
 
     __slots__ = ()
     namespace_name = ""
     array_name = ""
+    #: (library module, Array API namespace module), imported by ``_load``
+    library_modules: tuple = ()
+    array_type = ""
+    library_title = ""
+    extra = ""
+    #: whether the library has no devices: the device is ``"cpu"``, and asking for another fails
+    cpu_only = False
+    #: (namespace, library, array type) once ``_load`` has imported them
+    _loaded = None
 
     @classmethod
     def _library(cls):
-        raise NotImplementedError
+        loaded = cls._loaded
+        return loaded if loaded is not None else cls._load()
+
+    @classmethod
+    def _load(cls):
+        """Import the library and its namespace (ImportError names the pip extra) and remember them."""
+        try:
+            # Through ``__import__``, as an import statement does, so that import hooks see every load.
+            for name in cls.library_modules:
+                __import__(name)
+            library, xp = (sys.modules[name] for name in cls.library_modules)
+        except ImportError as exc:
+            extra = f"[{cls.extra}]" if cls.extra else ""
+            raise ImportError(f"the {cls.backend!r} carrier needs {cls.library_title}: "
+                              f"pip install strideweave{extra}") from exc
+        cls._bind(xp, library)
+        loaded = cls._loaded = (xp, library, getattr(library, cls.array_type))
+        return loaded
+
+    @classmethod
+    def _bind(cls, xp, library):
+        """Hand the freshly imported modules to the backend module (nothing by default)."""
 
     @classmethod
     def _default_namespace(cls):
@@ -547,6 +582,20 @@ class LibraryCarrier(Carrier):
         if isinstance(x, array_type):
             return xp
         raise TypeError(f"{cls.__name__} expects {cls.array_name}, got {type(x).__module__}.{type(x).__name__}")
+
+    @classmethod
+    def _device_of(cls, x):
+        if cls.cpu_only:
+            return "cpu"
+        return super()._device_of(x)
+
+    @classmethod
+    def _normalize_device(cls, xp, device):
+        if not cls.cpu_only:
+            return device
+        if device is None or device == "cpu":
+            return "cpu"
+        raise ValueError(f"{cls.__name__} lives on the CPU; got device {device!r} (expected None or 'cpu')")
 
 
 _FROM_NATIVE: dict = {}  # id(namespace) -> {native dtype: SimpleDType}

@@ -27,24 +27,16 @@ import numpy as np
 from . import _indexing
 from .base import Carrier, LibraryCarrier
 
-__all__ = ["DaskCarrier", "compute"]
+__all__ = ["DaskCarrier", "compute_arrays"]
 
 _OPTIMIZE_LAYERS = 1000
-da = None  # dask.array, set by _load()
+da = None  # dask.array, set on first use (``DaskCarrier._bind``)
 xp_dask = None  # array_api_compat.dask.array
 
 
 def _load():
     """Import dask.array and its array-api-compat namespace (ImportError names the extra)."""
-    global da, xp_dask
-    if xp_dask is None:
-        try:
-            import array_api_compat.dask.array as _xp
-            import dask.array as _da
-        except ImportError as exc:
-            raise ImportError("the 'dask' carrier needs Dask: pip install strideweave[dask]") from exc
-        da, xp_dask = _da, _xp
-    return xp_dask
+    return DaskCarrier._load()[0]
 
 
 def _check_known_chunks(x):
@@ -69,12 +61,18 @@ class DaskCarrier(LibraryCarrier):
     backend = "dask"
     namespace_name = "array_api_compat.dask.array"
     array_name = "a dask.array.Array"
+    library_modules = ("dask.array", "array_api_compat.dask.array")
+    library_title = "Dask"
+    extra = "dask"
+    array_type = "Array"
+    cpu_only = True  # Dask places chunks on workers, not on devices
 
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod
-    def _library(cls):
-        return _load(), da, da.Array
+    def _bind(cls, xp, library):
+        global da, xp_dask
+        da, xp_dask = library, xp
 
     @classmethod
     def _namespace_of(cls, x):
@@ -83,20 +81,11 @@ class DaskCarrier(LibraryCarrier):
         return xp
 
     @classmethod
-    def _device_of(cls, x):
-        return "cpu"
-
-    @classmethod
-    def _normalize_device(cls, xp, device):
-        if device is None or device == "cpu":
-            return "cpu"
-        raise ValueError(f"DaskCarrier: device must be 'cpu' (Dask places chunks on workers), got {device!r}")
-
-    @classmethod
     def _prepare_buffer(cls, array1d):
         _check_known_chunks(array1d)
         return _shallow(array1d)
 
+    # dask.array's own constructors: array_api_compat's wrappers add a Python call and a device check
     @classmethod
     def _zeros(cls, xp, n, native, device):
         return da.zeros(n, dtype=native)
@@ -151,33 +140,14 @@ class DaskCarrier(LibraryCarrier):
         say) would otherwise be a scatter through an index array as large as
         the data. When the layout has a reshape/slice/permute read recipe, the
         inverse recipe (reshape, inverse permute, zero padding) builds the
-        buffer chunk by chunk instead; this mirrors ``JaxCarrier.placed``.
+        buffer chunk by chunk instead (:func:`._indexing.place_through`).
         """
         rs = layout.rev_leaf_shape
-        rt = layout.leaf_stride[::-1]
-        plan = None
-        if layout.size and layout.is_injective():
-            room = 1 + sum(e * s for e, s in zip(rs, rt))  # whole rows; the tail is cut off below
-            plan = _indexing.view_plan(rs, rt, 0, room)
-        if plan is None or plan.bcast:
+        plan = _indexing.place_plan(rs, layout.leaf_stride[::-1], layout.size and layout.is_injective())
+        if plan is None:
             return Carrier.placed(self, layout, values)
-        a = da.broadcast_to(da.asarray(values).astype(self._native), rs)
-        inverse, dropped, widths = _indexing.inverse_of(plan)
-        if plan.shape1 is not None:
-            a = a.reshape(tuple(extent for extent in rs if extent != 1))
-        if inverse is not None:
-            a = da.transpose(a, inverse)
-        for axis in dropped:
-            a = da.expand_dims(a, axis)
-        if any(w != (0, 0) for w in widths):
-            a = da.pad(a, widths)
-        a = a.reshape(-1)
-        cosize = layout.cosize
-        if plan.start or cosize > plan.stop:
-            a = da.pad(a, (plan.start, max(0, cosize - plan.stop)))
-        if plan.stop > cosize:
-            a = a[:cosize]  # only zero padding lies past the last addressed element
-        return type(self)._adopt(a, self._xp, self._device, self._kind)
+        placed = _indexing.place_through(da, values, plan, rs, layout.cosize, self._native)
+        return type(self)._adopt(placed, self._xp, self._device, self._kind)
 
     def _write_window(self, lo, hi, new):
         buf = _shallow(self._array)

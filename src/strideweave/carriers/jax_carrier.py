@@ -60,21 +60,8 @@ def _outside_stacklevel() -> int:
     return level
 
 
-jax = None  # the jax module, set by _load()
+jax = None  # the jax module, set on first use (``JaxCarrier._bind``)
 jnp = None  # jax.numpy (JAX's own Array API namespace)
-
-
-def _load():
-    """Import jax and jax.numpy (ImportError names the extra)."""
-    global jax, jnp
-    if jnp is None:
-        try:
-            import jax as _jax
-            import jax.numpy as _jnp
-        except ImportError as exc:
-            raise ImportError("the 'jax' carrier needs JAX: pip install strideweave[jax]") from exc
-        jax, jnp = _jax, _jnp
-    return jnp
 
 
 #: Layouts with at least this many elements are read and placed by one fused (jitted) XLA
@@ -91,22 +78,6 @@ def _fused(key, make):
             del _FUSED[next(iter(_FUSED))]
         function = _FUSED[key] = jax.jit(make())
     return function
-
-
-def _place_through(values, plan, rs, cosize, native):
-    """The inverse of a ``ViewPlan`` read: a 1-D buffer of ``cosize`` holding ``values`` (holes zero)."""
-    a = jnp.broadcast_to(jnp.asarray(values, dtype=native), rs)
-    inverse, dropped, widths = _indexing.inverse_of(plan)
-    if plan.shape1 is not None:
-        a = jnp.reshape(a, tuple(extent for extent in rs if extent != 1))
-    if inverse is not None:
-        a = jnp.transpose(a, inverse)
-    for axis in dropped:
-        a = jnp.expand_dims(a, axis)
-    if widths:
-        a = jnp.pad(a, widths)
-    a = jnp.pad(jnp.reshape(a, (-1,)), (plan.start, max(0, cosize - plan.stop)))
-    return a[:cosize] if plan.stop > cosize else a  # only zero padding lies past the last addressed element
 
 
 _flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
@@ -168,9 +139,15 @@ class JaxCarrier(LibraryCarrier):
 
     # ----- class hooks ---------------------------------------------------------
 
+    library_modules = ("jax", "jax.numpy")
+    library_title = "JAX"
+    extra = "jax"
+    array_type = "Array"
+
     @classmethod
-    def _library(cls):
-        return _load(), jax, jax.Array
+    def _bind(cls, xp, library):
+        global jax, jnp
+        jax, jnp = library, xp
 
     @classmethod
     def _device_of(cls, x):
@@ -181,7 +158,7 @@ class JaxCarrier(LibraryCarrier):
 
     @classmethod
     def _normalize_device(cls, xp, device):
-        _load()
+        cls._library()
         if device is None:
             return jax.devices()[0]
         if isinstance(device, str):
@@ -210,14 +187,6 @@ class JaxCarrier(LibraryCarrier):
         return getattr(xp, dtype.name)
 
     @classmethod
-    def _zeros(cls, xp, n, native, device):
-        return jnp.zeros(n, dtype=native, device=device)
-
-    @classmethod
-    def _full(cls, xp, n, value, native, device):
-        return jnp.full(n, value, dtype=native, device=device)
-
-    @classmethod
     def to_numpy(cls, array):
         import numpy as np
         return np.asarray(array)
@@ -239,21 +208,17 @@ class JaxCarrier(LibraryCarrier):
         as one fused XLA computation for large layouts.
         """
         rs = layout.rev_leaf_shape
-        rt = layout.leaf_stride[::-1]
-        plan = None
-        if layout.size and layout.is_injective():
-            # Room past cosize lets the recipe use whole rows; the tail is cut off below.
-            room = 1 + sum(e * s for e, s in zip(rs, rt))
-            plan = _indexing.view_plan(rs, rt, 0, room)
-        if plan is None or plan.bcast:
+        plan = _indexing.place_plan(rs, layout.leaf_stride[::-1], layout.size and layout.is_injective())
+        if plan is None:
             return Carrier.placed(self, layout, values)
         cosize, native = layout.cosize, self._native
         if layout.size >= _FUSE_FROM and hasattr(values, "shape"):
             recipe = _fused(("place", repr(plan), rs, cosize, str(native), tuple(values.shape)),
-                            lambda: lambda v: _place_through(v, plan, rs, cosize, native))
+                            lambda: lambda v: _indexing.place_through(jnp, v, plan, rs, cosize, native))
+            placed = recipe(values)
         else:
-            recipe = lambda v: _place_through(v, plan, rs, cosize, native)  # noqa: E731
-        return type(self)._adopt(recipe(values), self._xp, self._device, self._kind)
+            placed = _indexing.place_through(jnp, values, plan, rs, cosize, native)
+        return type(self)._adopt(placed, self._xp, self._device, self._kind)
 
     def _read_through(self, plan, rs):
         size = 1

@@ -22,11 +22,6 @@ _SMALL_COMPARE = 1 << 16  # bytes
 _COMPARE_BLOCK = 1 << 16  # elements per block when comparing a buffer with its snapshot
 
 
-def _namespace():
-    import array_api_compat.numpy as cnp
-    return cnp
-
-
 class NumpyCarrier(LibraryCarrier):
     """Storage in a 1-D numpy array on the CPU (``device == "cpu"``)."""
 
@@ -35,6 +30,10 @@ class NumpyCarrier(LibraryCarrier):
     backend = "numpy"
     namespace_name = "numpy"
     array_name = "a numpy.ndarray"
+    library_modules = ("numpy", "array_api_compat.numpy")
+    library_title = "NumPy"
+    array_type = "ndarray"
+    cpu_only = True
 
     # NumPy counts no versions: writes through a wrapped array are found by
     # comparing contents (see ContentWatch), bitwise so NaN equals itself.
@@ -88,20 +87,7 @@ class NumpyCarrier(LibraryCarrier):
 
     # ----- class hooks ---------------------------------------------------------
 
-    @classmethod
-    def _library(cls):
-        return _namespace(), np, np.ndarray
-
-    @classmethod
-    def _device_of(cls, x):
-        return "cpu"
-
-    @classmethod
-    def _normalize_device(cls, xp, device):
-        if device is None or device == "cpu":
-            return "cpu"
-        raise ValueError(f"NumpyCarrier lives on the CPU; got device {device!r} (expected None or 'cpu')")
-
+    # numpy's own constructors: array_api_compat's wrappers add a Python call and a device check
     @classmethod
     def _zeros(cls, xp, n, native, device):
         return np.zeros(n, dtype=native)
@@ -142,14 +128,6 @@ class NumpyCarrier(LibraryCarrier):
                 return self._array
             return self._array[offset:offset + layout.size].reshape(rs)
         return self._strided(rs, layout.leaf_stride[::-1], offset, False)
-
-    def gather(self, layout, offset=0):
-        self.watch_external()  # a canonical layout gives a writable view of the buffer
-        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
-            offset = _checked_offset(self, layout, offset)
-        if layout.is_canonical():
-            return self._array[offset:offset + layout.size].reshape(layout.leaf_shape[::-1]).T
-        return self._strided(layout.leaf_shape, layout.leaf_stride, offset, False)
 
     def _strided(self, shape, strides, offset, writeable):
         """A view of the buffer with element strides ``strides`` (read-only unless asked)."""

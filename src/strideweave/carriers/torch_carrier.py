@@ -22,25 +22,7 @@ from .generic import _SCALARS
 
 __all__ = ["TorchCarrier"]
 
-torch = None  # the torch module, set by _load() before any instance exists
-_xp = None    # array_api_compat.torch
-
-
-def _load():
-    """Import torch and its array_api_compat namespace (ImportError names the extra)."""
-    global torch, _xp
-    if _xp is None:
-        try:
-            import torch as _torch
-            import array_api_compat.torch as _compat
-        except ImportError as exc:
-            raise ImportError(
-                "the 'torch' carrier needs PyTorch: pip install strideweave[torch]"
-            ) from exc
-        torch = _torch
-        _xp = _compat
-    return _xp
-
+torch = None  # the torch module, set on first use (``TorchCarrier._bind``) before any instance exists
 
 _own_version = Carrier.__dict__["_version"]  # the base class's slot, shadowed below
 
@@ -83,9 +65,15 @@ class TorchCarrier(LibraryCarrier):
 
     # ----- class hooks ---------------------------------------------------------
 
+    library_modules = ("torch", "array_api_compat.torch")
+    library_title = "PyTorch"
+    extra = "torch"
+    array_type = "Tensor"
+
     @classmethod
-    def _library(cls):
-        return _load(), torch, torch.Tensor
+    def _bind(cls, xp, library):
+        global torch
+        torch = library
 
     @classmethod
     def _device_of(cls, x):
@@ -93,7 +81,7 @@ class TorchCarrier(LibraryCarrier):
 
     @classmethod
     def _normalize_device(cls, xp, device):
-        _load()
+        cls._library()
         if device is None:
             return torch.device("cpu")
         dev = torch.device(device)
@@ -107,6 +95,7 @@ class TorchCarrier(LibraryCarrier):
         # Share storage but never autograd history: carriers are plain data.
         return array1d.detach() if array1d.requires_grad else array1d
 
+    # torch's own constructors: array_api_compat's wrappers add a Python call and argument checks
     @classmethod
     def _zeros(cls, xp, n, native, device):
         return torch.zeros(n, dtype=native, device=device)
@@ -149,11 +138,6 @@ class TorchCarrier(LibraryCarrier):
         if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
             offset = _checked_offset(self, layout, offset)
         return self._strided(layout.leaf_shape[::-1], layout.leaf_stride[::-1], offset)
-
-    def gather(self, layout, offset=0):
-        if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
-            offset = _checked_offset(self, layout, offset)
-        return self._strided(layout.leaf_shape, layout.leaf_stride, offset)
 
     def _gather_rev(self, rs, rt, offset):
         return self._strided(rs, rt, offset)
