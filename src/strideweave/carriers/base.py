@@ -327,7 +327,7 @@ class Carrier(GenericHooks):
             self._version += 1
 
     #: whether writes that bypass the carrier (through a wrapped native array that
-    #: the user still holds) must be found by comparing contents: true for mutable
+    #: the user still holds) must be found from the contents: true for mutable
     #: libraries without a version counter of their own (NumPy, most namespaces)
     watches_content = True
 
@@ -336,13 +336,13 @@ class Carrier(GenericHooks):
 
         Called when a user-held native array is wrapped and when a view of the
         buffer is handed out. From then on every recording of this carrier as
-        a saved input snapshots its values, and the version check compares
-        them, so a write through the native array fails backward with the
+        a saved input digests its values (no copy is kept), and the version
+        check digests them again, so a write through the native array fails backward with the
         spec's in-place modification error instead of giving a wrong gradient.
         """
         if self._watch is None and self.watches_content and self._writable():
             watch = ContentWatch()
-            watch.capture(self)  # graphs recorded before now compare against today's values
+            watch.capture(self)  # graphs recorded before now are checked against today's values
             self._watch = watch
 
     def _writable(self):

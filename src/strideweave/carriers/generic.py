@@ -22,6 +22,7 @@ and its ``_cached``; they validate nothing (the public methods of
 from __future__ import annotations
 
 import numpy as np
+from xxhash import xxh3_128_intdigest
 
 from . import _indexing
 
@@ -55,17 +56,17 @@ class GenericHooks:
         """
         return False
 
-    def _copy_values(self, into=None):
-        """A private copy of the buffer (``into``: a previous copy to reuse where the library allows)."""
-        return self._xp.asarray(self._array, copy=True)
+    def _digest(self):
+        """A token that changes when the buffer's contents do (see :class:`.watch.ContentWatch`).
 
-    def _equal_values(self, other):
-        """Whether the buffer holds exactly ``other`` (NaN equal to NaN)."""
-        xp, a = self._xp, self._array
-        same = a == other
-        if self._dtype.kind == "float":
-            same = same | ((a != a) & (other != other))
-        return bool(xp.all(same))
+        The 128-bit xxh3 digest of the buffer's bytes, read through a host
+        view (a device buffer is copied to the host for the digest and the copy
+        dropped).  Bitwise, so NaN matches itself.
+        """
+        host = self.to_numpy(self._array)
+        if not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+        return xxh3_128_intdigest(host)
 
     def _import_foreign(self, values):
         """Convert a foreign array (or nested sequence) onto this carrier's namespace/device."""

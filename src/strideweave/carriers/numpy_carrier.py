@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from xxhash import xxh3_128_intdigest
 
 from . import _indexing
 from .base import LibraryCarrier, _checked_offset
@@ -18,8 +19,6 @@ from .generic import _SCALARS
 
 __all__ = ["NumpyCarrier"]
 
-_SMALL_COMPARE = 1 << 16  # bytes
-_COMPARE_BLOCK = 1 << 16  # elements per block when comparing a buffer with its snapshot
 
 
 class NumpyCarrier(LibraryCarrier):
@@ -36,7 +35,7 @@ class NumpyCarrier(LibraryCarrier):
     cpu_only = True
 
     # NumPy counts no versions: writes through a wrapped array are found by
-    # comparing contents (see ContentWatch), bitwise so NaN equals itself.
+    # digesting contents (see ContentWatch), bitwise so NaN equals itself.
     def _writable(self):
         # A read-only view of writable memory can still change under us: every array
         # up the base chain must be read-only, ending in nothing or immutable bytes.
@@ -60,30 +59,14 @@ class NumpyCarrier(LibraryCarrier):
     def _copied(source, result):
         return not np.may_share_memory(source, result)  # bounds only: "may" errs towards shared
 
-    def _copy_values(self, into=None):
+    def _digest(self):
+        # The buffer's memory itself, no copy kept: xxh3 reads it once per capture, 2-3x faster
+        # than comparing with a snapshot from 64k elements up, ~0.1 us slower for tiny buffers.
         a = self._array
-        if a.nbytes <= _SMALL_COMPARE:
-            return a.tobytes()  # bitwise, in element order; one bytes compare beats a ufunc pass here
-        if into is not None and into.__class__ is not bytes and into.shape == a.shape:
-            np.copyto(into, a)
-            return into
-        return a.copy()
-
-    def _equal_values(self, other):
-        a = self._array
-        if other.__class__ is bytes:
-            return a.tobytes() == other
-        if not (a.flags.c_contiguous and other.flags.c_contiguous):
-            return bool(np.array_equal(a, other, equal_nan=a.dtype.kind == "f"))
-        # Bitwise, through the widest unsigned view the size allows, a block at a
-        # time so the comparison's temporaries stay in cache.
-        width = 8 if a.nbytes % 8 == 0 else a.itemsize
-        mine, theirs = a.view(f"u{width}"), other.view(f"u{width}")
-        for start in range(0, mine.shape[0], _COMPARE_BLOCK):
-            stop = start + _COMPARE_BLOCK
-            if not np.array_equal(mine[start:stop], theirs[start:stop]):
-                return False
-        return True
+        try:
+            return xxh3_128_intdigest(a)
+        except ValueError:  # a strided buffer: digest a contiguous copy, dropped at once
+            return xxh3_128_intdigest(np.ascontiguousarray(a))
 
     # ----- class hooks ---------------------------------------------------------
 

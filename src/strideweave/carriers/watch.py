@@ -17,22 +17,25 @@ __all__ = ["ContentWatch"]
 class ContentWatch:
     """Finds writes that bypass a carrier, for libraries that count no versions (NumPy).
 
-    ``capture`` runs when a forward call saves the carrier: it keeps a copy of
-    the values (reusing its buffer). If the values changed since the last
-    capture at the same version, something wrote through a native alias, so
-    the carrier's version is bumped: graphs recorded before the write become
-    stale, exactly as after a public mutation. ``verify`` runs in the version
-    check before backward and does the same.
+    ``capture`` runs when a forward call saves the carrier: it takes a digest
+    of the buffer (``Carrier._digest``: xxh3-128 of its bytes for NumPy, the
+    graph name for Dask) and keeps only that, never a copy of the values. If
+    the digest changed since the last capture at the same version, something
+    wrote through a native alias, so the carrier's version is bumped: graphs
+    recorded before the write become stale, exactly as after a public
+    mutation. ``verify`` runs in the version check before backward and does
+    the same.  (An accidental write that leaves a 128-bit digest unchanged is
+    far rarer than an undetected memory error in hardware.)
     """
 
-    __slots__ = ("version", "values", "verified_epoch", "verified_version")
+    __slots__ = ("version", "digest", "verified_epoch", "verified_version")
 
-    #: bumped at the start of every traversal: within one, a buffer is compared once
+    #: bumped at the start of every traversal: within one, a buffer is digested once
     epoch = 0
 
     def __init__(self):
-        self.version = None  # the carrier version ``values`` were taken at; None before the first capture
-        self.values = None
+        self.version = None  # the carrier version ``digest`` was taken at; None before the first capture
+        self.digest = None
         self.verified_epoch = self.verified_version = None
 
     @classmethod
@@ -41,23 +44,24 @@ class ContentWatch:
 
     def capture(self, carrier):
         with lock_for(carrier):
+            digest = carrier._digest()
             if self.version == carrier._version:
-                if carrier._equal_values(self.values):
+                if digest == self.digest:
                     return
                 carrier._version += 1  # written from outside since the last capture
-            self.values = carrier._copy_values(self.values)
+            self.digest = digest
             self.version = carrier._version
             self.verified_epoch = None
 
     def verify(self, carrier):
-        # Within a traversal a buffer is compared once. Reading the two fields unlocked is safe:
-        # they are written after the comparison, so a match means one was made at this version.
+        # Within a traversal a buffer is digested once. Reading the two fields unlocked is safe:
+        # they are written after the digest, so a match means one was taken at this version.
         if self.verified_epoch == ContentWatch.epoch and self.verified_version == carrier._version:
             return
         with lock_for(carrier):
             version = carrier._version
             if self.verified_epoch == ContentWatch.epoch and self.verified_version == version:
                 return
-            if self.version == version and not carrier._equal_values(self.values):
+            if self.version == version and carrier._digest() != self.digest:
                 carrier._version = version = version + 1
             self.verified_epoch, self.verified_version = ContentWatch.epoch, version
