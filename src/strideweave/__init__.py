@@ -6,27 +6,27 @@ namespace array-api-compat accepts. One layout algebra and one autograd
 engine sit on top of all of them.
 """
 
-from . import random, testing, viz
+from . import ops
 from .autograd.functional import grad
-from .autograd.mode import is_grad_enabled, no_grad, set_grad_enabled
-from .carriers import (ArrayAPICarrier, Carrier, DaskCarrier, JaxCarrier, NumpyCarrier, TorchCarrier, compute,
+from .carriers import (ArrayAPICarrier, Carrier, DaskCarrier, JaxCarrier, NumpyCarrier, TorchCarrier,
                        get_default_carrier, set_default_carrier)
-from .creation import arange, from_dlpack, full, ones, tensor, zeros
 from .dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 from .layout import Layout, Shape, Stride
-from .operation import ExecutionOptions, Operation
-from .ops import (abs, add, astype, broadcast_to, clip, concat, copy, cos, detach, divide, equal, exp, greater,
-                  greater_equal, less, less_equal, log, matmul, max, maximum, mean, min, minimum, multiply,
+from .operation import ExecutionOptions, Operation, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import (abs, add, astype, broadcast_to, clip, concat, copy, cos, detach, divide, equal, exp, from_dlpack,
+                  greater, greater_equal, less, less_equal, log, matmul, max, maximum, mean, min, minimum, multiply,
                   negative, not_equal, permute, power, prod, reshape, sin, sqrt, stack, subtract, sum, tanh,
                   tensordot, transpose, view, where)
 from .ops import ARRAY_API_EXTRAS as _ARRAY_API_EXTRAS
-from .tensor import Tensor
+from .tensors import Tensor, arange, full, ones, tensor, zeros
+from .tensors.compute import compute
 
 # The standard's other functions are public under their own names; tests/test_public_api.py pins the list.
 globals().update({_name: getattr(ops, _name) for _name in _ARRAY_API_EXTRAS})
 
-from . import interop  # noqa: E402  (after the op library the bridges build on; loads no backend)
-from . import array_api  # noqa: E402  (attaches the standard's array-object surface to Tensor)
+from . import array_api  # noqa: E402  (the standard's namespace, over the op library)
+from . import _methods  # noqa: E402, F401  (attaches every operator and method to Tensor)
+from . import interop, random, testing, viz  # noqa: E402  (faces over everything above; load no backend)
 
 __version__ = "0.1.0"
 

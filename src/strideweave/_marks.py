@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-__all__ = ["IdentityMarks"]
+__all__ = ["IdentityMarks", "is_unit", "mark_unit", "unit_alias"]
 
 
 class IdentityMarks:
@@ -53,3 +53,23 @@ class IdentityMarks:
             if ref() is None and refs.get(key) is ref:
                 refs.pop(key, None)
         self._sweep_at = max(1024, 2 * len(refs))
+
+
+#: Native cotangent arrays known to hold only ones (the unit flag: backward rules
+#: skip multiplying by them, see ``autograd.cotangents.times``).
+_UNIT_ARRAYS = IdentityMarks()
+
+
+def is_unit(array: Any) -> bool:
+    """Whether ``array`` is a cotangent flagged as all ones."""
+    return array in _UNIT_ARRAYS
+
+
+def mark_unit(array: Any) -> Any:
+    """Flag ``array`` as all ones (an array that cannot be weakly referenced stays unflagged)."""
+    return _UNIT_ARRAYS.add(array)
+
+
+def unit_alias(source: Any, result: Any) -> Any:
+    """``result`` (a reshape or view of ``source``) inherits ``source``'s unit flag."""
+    return mark_unit(result) if result is not source and is_unit(source) else result

@@ -1,9 +1,13 @@
-"""The standard's array-object surface, attached to ``sw.Tensor`` in one place.
+"""Every Tensor operator and method, attached to ``sw.Tensor`` in one place.
 
-``tensor.py`` keeps the storage-level object; this module adds what the
-Array API asks of an array (``__array_namespace__``, ``mT``, ``to_device``,
-every operator dunder, reflected and in-place, standard indexing), the way
-JAX's ``array_methods`` attaches methods after its op library exists.
+``tensors/tensor.py`` keeps the storage-level object, which imports nothing
+above its floor. This module adds what needs the floors above it: autograd
+(``backward``), the op library's method forms, recorded writes (``fill_``,
+``copy_``, ``add_``), copies, Dask evaluation, and what the Array API asks of
+an array (``__array_namespace__``, ``mT``, ``to_device``, every operator
+dunder, reflected and in-place, standard indexing), the way JAX's
+``array_methods`` attaches methods after its namespace exists. It runs once,
+when ``strideweave`` is imported.
 """
 
 from __future__ import annotations
@@ -12,9 +16,15 @@ import operator
 
 import numpy as np
 
-from .. import ops as _ops
-from ..tensor import Tensor, refuse_implicit_export
-from . import _indexing, _native_operands, _numpy_methods, _writes
+from . import _numpy_methods
+from . import array_api as xp
+from . import ops as _ops
+from .array_api import _indexing, _native_operands, _writes
+from .autograd.engine import backward, backwards_traversal
+from .tensors import copies
+from .tensors.compute import compute
+from .tensors.creation import from_storage, from_subtensors
+from .tensors.tensor import Tensor, refuse_implicit_export
 
 __all__ = ["attach"]
 
@@ -22,8 +32,6 @@ __all__ = ["attach"]
 def _namespace(self, /, *, api_version=None):
     if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
         raise ValueError(f"unsupported Array API version {api_version!r}; this namespace implements 2024.12")
-    import strideweave.array_api as xp
-
     return xp
 
 
@@ -56,17 +64,13 @@ _DUNDERS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
 
 
 def _matmul(self, other):
-    from . import matmul
-
     other = _native_operands.constant(self, other, "'@'")
-    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+    return xp.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
 def _rmatmul(self, other):
-    from . import matmul
-
     other = _native_operands.constant(self, other, "'@'")
-    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+    return xp.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
 def _scalar(self, kind: type, name: str):
@@ -83,15 +87,53 @@ def _index(self):
 
 
 def _mT(self):
-    from . import matrix_transpose
-
-    return matrix_transpose(self)
+    return xp.matrix_transpose(self)
 
 
 def _to_device(self, device, /, *, stream=None):
-    from . import to_device
+    return xp.to_device(self, device, stream=stream)
 
-    return to_device(self, device, stream=stream)
+
+def _backward(self, gradient: "Tensor | None" = None, retain_graph: bool = False) -> None:
+    """Propagate ``gradient`` (default: unit cotangent for a scalar) through the graph."""
+    backward(self, gradient, retain_graph)
+
+
+def _backwards_traversal(gradient: "Tensor", operation, retain_graph: bool = False) -> None:
+    """Propagate ``gradient`` from the autograd node ``operation`` (None: no graph)."""
+    backwards_traversal(gradient, operation, retain_graph)
+
+
+def _from_storage(cls, storage, layout, dtype=None, *, offset: int = 0, carrier=None, device=None) -> "Tensor":
+    """View a flat sequence or 1-D native array through ``layout`` as is (stride 0, holes and all)."""
+    return from_storage(storage, layout, dtype, offset=offset, carrier=carrier, device=device)
+
+
+def _from_subtensors(cls, blocks, mode: int = 0) -> "Tensor":
+    """A multi-subtensor Tensor whose top-level ``mode`` concatenates ``blocks`` (no copy)."""
+    return from_subtensors(blocks, mode)
+
+
+def _compute(self) -> "Tensor":
+    """This Tensor evaluated: lazy (Dask) storage computed into NumPy carriers (see ``sw.compute``)."""
+    return compute(self)[0]
+
+
+def _attach_tensor_level() -> None:
+    """What the Tensor's own floor cannot say: autograd, construction, copies and evaluation."""
+    Tensor.backward = _backward
+    Tensor.backwards_traversal = staticmethod(_backwards_traversal)
+    Tensor.from_storage = classmethod(_from_storage)
+    Tensor.from_subtensors = classmethod(_from_subtensors)
+    Tensor.compute = _compute
+    # Copies as torch makes them: detached, in fresh storage on the same carrier class and device;
+    # copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
+    Tensor.__reduce_ex__ = lambda self, protocol: copies.reduce(self)
+    Tensor.__copy__ = lambda self: copies.fresh_copy(self, "copy.copy")
+    Tensor.__deepcopy__ = lambda self, memo: copies.deep_copy(self, memo)
+    Tensor.fill_ = _writes.fill_
+    Tensor.copy_ = _writes.copy_
+    Tensor.add_ = _writes.add_
 
 
 # Method forms whose meaning is the same in NumPy, torch and StrideWeave; those that differ
@@ -129,8 +171,7 @@ def _attach_native() -> None:
 
 def attach() -> None:
     """Add the operators, the method forms and the standard's array-object surface to ``Tensor``."""
-    import strideweave.array_api as xp
-
+    _attach_tensor_level()
     _attach_native()
     _numpy_methods.attach(xp)
     _native_operands.attach(xp)
@@ -143,7 +184,6 @@ def attach() -> None:
     Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)
     Tensor.__pos__ = lambda self: _ops.positive(self)
     Tensor.__array_namespace__ = _namespace
-    _writes.attach_writes()
     Tensor.__getitem__ = _indexing.getitem
     Tensor.__setitem__ = _indexing.setitem
     Tensor.__index__ = _index
@@ -173,3 +213,6 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if copy is False or isinstance(native, np.ndarray) or native.__dlpack_device__()[0] != 1:
             raise
         return np.array(native).__dlpack__(**kwargs)
+
+
+attach()

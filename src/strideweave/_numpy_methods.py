@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops as _ops
-from ..dtypes import SimpleDType
-from ..layout import Shape
-from ..tensor import Tensor
+from . import ops as _ops
+from .dtypes import SimpleDType
+from .layout import Shape
+from .tensors.tensor import Tensor
 
 __all__ = ["attach"]
 
@@ -60,7 +60,7 @@ def as_dtype(dtype: Any, name: str = "astype") -> SimpleDType:
     """A StrideWeave dtype from a StrideWeave, NumPy or Python dtype (``np.float64``, ``"int32"``, ``float``)."""
     if isinstance(dtype, SimpleDType):
         return dtype
-    from ..creation import _NUMPY_NAMES
+    from .tensors.creation import _NUMPY_NAMES
 
     try:
         found = _NUMPY_NAMES.get(np.dtype(dtype).name)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any
+
 import numpy as _np
 
 __all__ = [
@@ -355,3 +357,18 @@ def python_scalar_dtype(value) -> SimpleDType:
     if isinstance(value, float):
         return DType.Float32
     raise TypeError(f"expected a Python bool, int or float, got {value!r} ({type(value).__name__})")
+
+
+def scalar_operand(value: Any, dtype, name: str) -> Any:
+    """A Python or NumPy scalar operand, as a Python scalar of the result's kind.
+
+    Scalars are weak (one rule on every carrier, ``dtypes.result_type``): they
+    never widen the Tensor's dtype, and one of a higher kind lifts it to that
+    kind's default dtype (an Int32 Tensor times 0.5 is Float32). NumPy
+    scalars count as scalars, so ``x + np.float64(0.5)`` stays Float32.
+    """
+    scalar = as_python_scalar(value)
+    if scalar is None or isinstance(scalar, complex):
+        raise TypeError(f"{name} expects Tensors or Python scalars, got {type(value).__name__}: {value!r}")
+    kind = result_type(dtype, scalar).kind  # OverflowError for an int out of the dtype's range
+    return float(scalar) if kind == "float" else int(scalar) if kind in ("int", "uint") else scalar

@@ -1,117 +1,70 @@
-"""The Operation base class: recording policy, saved inputs and versions, context, release."""
+"""Recording: grad mode, ExecutionOptions, the Operation base (saved inputs and versions, context, release)."""
 
 from __future__ import annotations
 
+import functools
 import sys
+import threading
 from typing import Any
 
-from ._marks import IdentityMarks
-from .autograd.mode import _state
 from .dtypes import DType
-from .tensor import (_LOST_PRECISION, Tensor, lost_precision_from_graph, lost_precision_origin,
-                     record_lost_precision)
+from .tensors.tensor import (_LOST_PRECISION, Tensor, lost_precision_from_graph, lost_precision_origin, record_lost_precision)
 
-__all__ = ["Operation", "ExecutionOptions", "NoGradientPath"]
+__all__ = ["Operation", "ExecutionOptions", "NoGradientPath", "is_grad_enabled", "set_grad_enabled", "no_grad"]
 
 _FLOAT32 = DType.Float32
 _UNWRITTEN = (0,)
 
-#: Cotangent Tensors a built-in backward rule allocated for one input, until the engine claims them.
-_ALLOCATED = IdentityMarks()
+# ----- grad mode: whether operations record, per thread ---------------------------------------------
+
+class _GradState(threading.local):
+    # A threading.local subclass gives every thread its own ``enabled``,
+    # initialised to True the first time that thread touches it.
+    enabled = True
 
 
-def allocated(cotangent: Tensor) -> Tensor:
-    """Mark a cotangent a backward rule just allocated and hands to exactly one input.
-
-    The engine then owns it: it may add further contributions into it in
-    place and make it a ``.grad`` without a copy. Never mark a Tensor that
-    shares storage with saved values, the incoming cotangent or another
-    returned cotangent.
-    """
-    return _ALLOCATED.add(cotangent)
+_state = _GradState()
 
 
-class Unplaced:
-    """A cotangent for a Tensor whose layout has holes, not yet placed in that layout.
-
-    ``values`` is a rev array of the Tensor's leaves (or one broadcasting to
-    them). A built-in backward returns these only inside a traversal
-    (``Primitive.defer``): the engine sums all contributions for the Tensor
-    first and places the total once, instead of placing every contribution
-    into its own padded buffer.
-    """
-
-    __slots__ = ("values", "unit")
-
-    def __init__(self, values: Any, unit: bool = False) -> None:
-        self.values = values
-        # ``values`` is one flagged one (``carriers.base.is_unit``) for a dense Tensor: the
-        # engine may hand a flat node ``Ones`` instead of filling a buffer with them.
-        self.unit = unit
+def is_grad_enabled() -> bool:
+    """Return whether the calling thread records autograd graphs (True unless changed)."""
+    return _state.enabled
 
 
-class Ones:
-    """The all-ones cotangent of an elementwise node's result, never filled in memory.
+def set_grad_enabled(enabled: bool) -> None:
+    """Turn graph construction on or off for the calling thread only."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_grad_enabled expects a bool, got {enabled!r} of type {type(enabled).__name__}")
+    _state.enabled = enabled
 
-    ``loss.backward()`` seeds a full reduction with one, which it passes on
-    as a one for every element of its input. Where the library has no
-    stride-0 views (JAX) that is a full pass writing memory. The engine hands
-    this instead to a node whose VJPs only scale their cotangent
-    (``Primitive.ones_for``), and ``ops._support.times`` returns the other
-    factor, broadcast to ``shape``. It supports nothing else: any other use
-    fails loudly instead of computing with a wrong value.
+
+class no_grad:
+    """Context manager (and decorator) that disables graph construction in this thread.
+
+    On exit, even through an exception, the state observed on entry is restored,
+    so nested blocks each restore their own entry state.
     """
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("_saved",)
 
-    def __init__(self, shape: tuple, dtype: Any) -> None:
-        self.shape = shape    # (n,) for a flat node: then any buffer of n elements lines up
-        self.dtype = dtype    # native dtype of the cotangent
+    def __init__(self) -> None:
+        self._saved: list[bool] = []
 
-    def times(self, factor: Any, xp: Any) -> Any:
-        """``ones * factor``: ``factor`` itself where it has every element, else broadcast or filled."""
-        shape = self.shape
-        if not hasattr(factor, "shape"):
-            return xp.full(shape, factor, dtype=self.dtype)
-        have = tuple(factor.shape)
-        if have == shape:
-            return factor
-        if len(shape) == 1:
-            count = 1
-            for extent in have:
-                count *= extent
-            if count == 1 and len(have) <= 1:
-                return xp.broadcast_to(factor, shape)  # one value (a 0-d operand): the same for every element
-            if count != shape[0]:
-                raise RuntimeError(f"a flat node's unit cotangent of {shape[0]} elements was scaled by an array "
-                                   f"of shape {have}; flat operands must match the result's buffer")
-            return factor
-        return xp.broadcast_to(factor, shape)
+    def __enter__(self) -> "no_grad":
+        self._saved.append(_state.enabled)
+        _state.enabled = False
+        return self
 
+    def __exit__(self, *exc_info) -> None:
+        _state.enabled = self._saved.pop()
 
-def claim_allocated(cotangent: Tensor) -> bool:
-    """Whether ``cotangent`` was marked by ``allocated``; the mark is consumed (one owner)."""
-    return _ALLOCATED.claim(cotangent)
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
 
-
-#: Cotangents a built-in backward rule made from its incoming cotangent's storage (see ``handed_on``).
-_HANDED_ON = IdentityMarks()
-
-
-def handed_on(cotangent: Tensor) -> Tensor:
-    """Mark a cotangent that reinterprets the rule's incoming cotangent's storage, for one input alone.
-
-    Nothing else the call returns may share that storage. When the engine
-    owns the incoming cotangent outright, ownership passes to this one, so
-    it may take further contributions in place and become a ``.grad``
-    without a copy; otherwise the mark changes nothing.
-    """
-    return _HANDED_ON.add(cotangent)
-
-
-def claim_handed_on(cotangent: Tensor) -> bool:
-    """Whether ``cotangent`` was marked by ``handed_on``; the mark is consumed."""
-    return _HANDED_ON.claim(cotangent)
+        return wrapper
 
 
 class ExecutionOptions:
@@ -177,22 +130,6 @@ def outside_operation(name: str, args: tuple, results: Any) -> Any:
         elif result._dtype.kind in ("float", "complex"):
             trace_lost_precision(name, args, result)
     return results
-
-
-def written_back(value: Any, target: Tensor) -> Any:
-    """``value`` as a write into the Float32 ``target`` (``t[key] = value``, ``copy_``) should store it.
-
-    A floating value that left Float32 while recording is cast back through a
-    recorded ``astype``, whose ``NoGradientPath`` node then fails a backward
-    that reaches the write, instead of the write cutting its gradient.
-    """
-    if value.__class__ is Tensor and target._dtype is _FLOAT32 and value._dtype is not _FLOAT32 \
-            and value._dtype.kind == "float" and _LOST_PRECISION and _state.enabled \
-            and lost_precision_origin(value) is not None:
-        from .ops.manipulation import astype
-
-        return astype(value, _FLOAT32)
-    return value
 
 
 def _caller() -> str:

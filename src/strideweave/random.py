@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from .carriers import resolve, transfer
-from .creation import _shape_modes
+from .tensors.creation import _shape_modes
 from .layout import Layout
-from .tensor import Tensor
+from .tensors.tensor import Tensor
 
 __all__ = ["normal", "uniform"]
 

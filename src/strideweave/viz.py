@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .layout import Layout
-from .tensor import Tensor
+from .tensors.tensor import Tensor
 
 __all__ = ["layout_grid", "layout_text", "layout_png", "graph_dot"]
 

@@ -156,7 +156,7 @@ def test_fresh_gemm_cotangents_accumulate_and_own_their_grads(carrier):
 
 
 def test_an_allocated_mark_makes_one_owner_only(carrier):
-    from strideweave.operation import allocated
+    from strideweave.autograd.cotangents import allocated
 
     class SameFreshForBoth(sw.Operation):
         def forward(self, a, b, options=None):

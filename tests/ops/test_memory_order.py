@@ -139,7 +139,7 @@ def test_rank3_broadcast_gradients_in_storage_order(carrier, w_shape):
 def test_broadcast_operands_in_another_storage_order(carrier, w_shape):
     # A row-major A beside a w in canonical (first-mode-fastest) storage: a w whose own order runs
     # against A's is read through its layout; a w with one moving mode lines up with a reshape.
-    from strideweave.ops._support import lined_up_shape
+    from strideweave.ops._storage import lined_up_shape
 
     A0 = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
     w0 = np.linspace(0.5, 1.5, int(np.prod(w_shape)), dtype=np.float32).reshape(w_shape)
@@ -157,7 +157,7 @@ def test_broadcast_operands_in_another_storage_order(carrier, w_shape):
 
 
 def test_lined_up_shapes():
-    from strideweave.ops._support import lined_up_shape
+    from strideweave.ops._storage import lined_up_shape
 
     rows = row_major((2, 3, 4))
     assert lined_up_shape(row_major((3, 1)), rows) == (1, 3, 1)

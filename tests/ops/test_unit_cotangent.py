@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import strideweave as sw
-from strideweave.ops._support import cotangent_for, is_unit, kind_of, times
+from strideweave.autograd.cotangents import cotangent_for, times
+from strideweave._marks import is_unit
+from strideweave.tensors.values import kind_of
 
 CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch", "jax")]
 
@@ -37,7 +39,8 @@ def test_gradients_through_the_unit_seed_match_numpy(carrier):
 
 
 def test_the_flag_dies_with_its_array():
-    from strideweave.carriers.base import _UNIT_ARRAYS, mark_unit
+    from strideweave._marks import _UNIT_ARRAYS
+    from strideweave._marks import mark_unit
 
     before = len(_UNIT_ARRAYS)
     ones = mark_unit(np.ones(4, np.float32))
@@ -64,7 +67,7 @@ def test_the_backward_seed_is_known_ones_only_where_arrays_are_immutable(carrier
 def test_a_flagged_reduction_cotangent_is_taken_as_ones_without_reading_it():
     # The flag stands for the value: an asynchronous backend is not waited on to read it back.
     # (The array below holds 2.0 under a unit flag, so a read-back would show in the result.)
-    from strideweave.carriers.base import mark_unit
+    from strideweave._marks import mark_unit
 
     target = sw.ones(sw.Shape([2, 3]), carrier="jax")
     kind = kind_of(target.carrier)
@@ -96,7 +99,7 @@ def _cotangent_kinds(monkeypatch, method):
 
 @pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
 def test_a_scaling_node_under_a_full_sum_gets_ones_that_are_never_filled(monkeypatch):
-    from strideweave.operation import Ones
+    from strideweave.autograd.cotangents import Ones
     from strideweave.ops.elementwise import RULES
 
     seen = _cotangent_kinds(monkeypatch, "backward_flat")
@@ -165,7 +168,7 @@ def test_writes_into_a_scaling_result_meet_filled_ones(carrier):
 
 
 def test_ones_take_only_a_factor_of_their_own_size():
-    from strideweave.operation import Ones
+    from strideweave.autograd.cotangents import Ones
 
     flat = Ones((4,), np.float32)
     factor = np.arange(4, dtype=np.float32)
@@ -185,7 +188,7 @@ def test_ones_take_only_a_factor_of_their_own_size():
 
 @pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
 def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled(monkeypatch):
-    from strideweave.operation import Ones
+    from strideweave.autograd.cotangents import Ones
 
     seen = _cotangent_kinds(monkeypatch, "backward")
     a = sw.tensor(X0.copy(), carrier="jax")            # row-major: a JAX array as users hold it
@@ -214,7 +217,7 @@ def test_gradients_of_a_broadcasting_product_under_a_full_sum(carrier):
 
 @pytest.mark.parametrize("carrier", ALL_CARRIERS)
 def test_ones_made_by_sw_ones_are_known_only_while_they_are_ones(carrier):
-    from strideweave.carriers.base import is_unit
+    from strideweave._marks import is_unit
 
     x = _leaf(carrier)
     out = sw.exp(x) * x

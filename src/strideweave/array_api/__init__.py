@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
-from ..autograd.mode import no_grad
-from ..creation import tensor as _sw_tensor
+from ..operation import no_grad
+from ..tensors.creation import tensor as _sw_tensor
 from ..dtypes import DType, SimpleDType, result_type as _result_type
 from ..layout import Layout, Shape
 from ..ops.arrays import expand_dims as _expand_dims
@@ -37,11 +37,11 @@ from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
                                negative, nextafter, not_equal, positive, pow, reciprocal, remainder, round, sign,
                                signbit, sin, sinh, sqrt, square, subtract, tan, tanh, trunc)
 from ..operation import ExecutionOptions as _ExecutionOptions, outside_operation as _outside_operation
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from ..ops._natural import COMPLEX_ELEMENTWISE as _COMPLEX_ELEMENTWISE
 from ._complex import complex_forward as _complex_forward
 from ._devices import Info, default_int, kind_for_device
-from ..ops._support import joins_partner as _joins_partner
+from ..tensors.values import joins_partner as _joins_partner
 from . import fft, linalg, special  # noqa: F401  (the extensions are attributes of the namespace)
 
 __array_api_version__ = "2024.12"
@@ -423,7 +423,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """A Tensor from any DLPack-capable array."""
-    from ..creation import from_dlpack as _sw_from_dlpack
+    from ..ops import from_dlpack as _sw_from_dlpack
 
     if isinstance(x, Tensor):
         # Inside StrideWeave nothing leaves: the same storage, and the history (a differentiable view).
@@ -678,10 +678,6 @@ def to_device(x, device, /, *, stream=None):
 # only Float32 is differentiable); real operands take the differentiable rules.
 for _name in sorted(_COMPLEX_ELEMENTWISE):
     globals()[_name] = _complex_forward.wrap(_name, globals()[_name])
-
-from ._methods import attach as _attach  # noqa: E402  (the methods use the functions above)
-
-_attach()
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in ("annotations", "builtins", "math",
                                                                                "np", "Any", "Layout", "Shape",

@@ -11,7 +11,7 @@ import functools
 from typing import Any, Callable
 
 from ..ops._natural import complex_forward as _forward, is_complex_operand as _is_complex
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 
 __all__ = ["complex_forward"]
 

@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import tensor
+from ..tensors.creation import tensor
 from ..dtypes import DType
 from ..layout import Shape
 from ..ops import reshape as _sw_reshape
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem
 from ..ops.views import setitem as _view_setitem
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
+from ..tensors.writes import write
 from ._writes import _offsets, recorded_setitem
 
 __all__ = ["getitem", "setitem"]
@@ -143,4 +144,4 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
     except ValueError as exc:
         raise ValueError(f"cannot assign a value of shape {np.shape(host_value)} to x[{key!r}] "
                          f"(x has shape {shape}): {exc}") from None
-    x._write(current.item() if current.ndim == 0 else current, add=False)
+    write(x, current.item() if current.ndim == 0 else current, False)

@@ -32,17 +32,19 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import ops as _ops
-from ..autograd.mode import _state, no_grad
+from ..operation import _state, no_grad
 from ..carriers.numpy_carrier import NumpyCarrier
 from ..dtypes import DType
-from ..operation import Operation, _unique_carriers, result_state, versions_of, written_back
-from ..ops._broadcasting import sum_to
+from ..operation import Operation, _unique_carriers, result_state, versions_of
+from ..tensors.broadcasting import sum_to
 from ..ops._natural import _to_rev, natural
-from ..ops._support import cotangent_for, kind_of
+from ..autograd.cotangents import cotangent_for
+from ..tensors.values import kind_of
 from ..ops.views import View
-from ..tensor import Tensor
+from ..tensors.writes import write as write_storage
+from ..tensors.tensor import _LOST_PRECISION, Tensor, lost_precision_origin
 
-__all__ = ["inplace_operator", "recorded_setitem", "attach_writes", "WrittenValue"]
+__all__ = ["inplace_operator", "recorded_setitem", "WrittenValue"]
 
 _FLOAT32 = DType.Float32
 
@@ -340,6 +342,20 @@ def _record(target: Tensor, base: Tensor, value: Any, write: Callable[[], None],
     _commit(plan, target, value, write, parts, tuple(target.shape) if selected is None else selected)
 
 
+def written_back(value: Any, target: Tensor) -> Any:
+    """``value`` as a write into the Float32 ``target`` (``t[key] = value``, ``copy_``) should store it.
+
+    A floating value that left Float32 while recording is cast back through a
+    recorded ``astype``, whose ``NoGradientPath`` node then fails a backward
+    that reaches the write, instead of the write cutting its gradient.
+    """
+    if value.__class__ is Tensor and target._dtype is _FLOAT32 and value._dtype is not _FLOAT32 \
+            and value._dtype.kind == "float" and _LOST_PRECISION and _state.enabled \
+            and lost_precision_origin(value) is not None:
+        return _ops.astype(value, _FLOAT32)
+    return value
+
+
 def inplace_operator(name: str, symbol: str):
     """The method ``__i<op>__`` for the op library's function ``name`` (``add`` for ``+=``, ...);
     ``symbol`` (``"+="``) names it in errors."""
@@ -369,7 +385,7 @@ def inplace_operator(name: str, symbol: str):
 
 def _raw_write(target: Tensor, value: Any, add: bool = False) -> None:
     with no_grad():
-        target._write(value, add=add)
+        write_storage(target, value, add)
 
 
 def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write: Callable[[], None]) -> None:
@@ -455,7 +471,7 @@ class WrittenValue(Operation):
         return tuple(grads)
 
 
-def _fill_(self, value):
+def fill_(self, value):
     """Write ``value`` to every element; recorded where the storage has a history (user guide, "Writes into a result")."""
     base = base_of(self)
     if records(base, value):
@@ -465,7 +481,7 @@ def _fill_(self, value):
     return self
 
 
-def _copy_(self, source):
+def copy_(self, source):
     """Write ``source`` (broadcast to this shape) into this Tensor; recorded where the storage has a
     history or ``source`` carries a gradient (user guide, "Writes into a result")."""
     base = base_of(self)
@@ -477,7 +493,7 @@ def _copy_(self, source):
     return self
 
 
-def _add_(self, other):
+def add_(self, other):
     """Add ``other`` (broadcast to this shape) into this Tensor; recorded as ``copy_(self + other)``
     where the storage has a history or ``other`` carries a gradient (user guide, "Writes into a result")."""
     base = base_of(self)
@@ -493,10 +509,3 @@ def _add_(self, other):
         total = _ops.astype(total, self._dtype)
     _record(self, base, total, lambda: _raw_write(self, total), routing=routing)
     return self
-
-
-def attach_writes() -> None:
-    """``fill_``, ``copy_`` and ``add_`` as recorded writes (``Tensor`` defines the raw ones)."""
-    Tensor.fill_ = _fill_
-    Tensor.copy_ = _copy_
-    Tensor.add_ = _add_

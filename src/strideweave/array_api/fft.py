@@ -15,7 +15,7 @@ from typing import Any
 from ..dtypes import DType
 from ..operation import outside_operation
 from ..ops._natural import wrap_natural
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from ._devices import kind_for_device
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..ops._natural import natural_op
 from ..ops.arrays import _run
-from ..tensor import Tensor, to_numpy
+from ..tensors.tensor import Tensor, to_numpy
 
 __all__ = ["erf", "erfc", "expit", "logit", "ndtr", "log_ndtr", "ndtri", "entr", "xlogy", "xlog1py",
            "gammaln", "digamma", "psi", "binom", "betainc", "betaincc"]
@@ -99,7 +99,7 @@ def _binary(name: str, d_first, d_second):
         return xp.astype(_native(xp, name)(a, b), a.dtype), None
 
     def vjp(xp, g, kept, a, b):
-        from ..ops._broadcasting import sum_to
+        from ..tensors.broadcasting import sum_to
 
         shape = tuple(g.shape)
         full_a, full_b = xp.broadcast_to(a, shape), xp.broadcast_to(b, shape)

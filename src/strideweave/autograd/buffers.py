@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..carriers.base import mark_unit
+from .._marks import mark_unit
 from ..layout import Layout
-from ..ops._support import batched_layout, broadcast_axes, gradient_layout, kind_of, operand, wrap
-from ..tensor import Tensor
+from ..layout.order import batched_layout, broadcast_axes
+from .cotangents import gradient_layout
+from ..tensors.values import kind_of, operand, wrap
+from ..tensors.tensor import Tensor
 
 
 def _overlapping(target_layout: Layout) -> ValueError:
@@ -137,7 +139,7 @@ def unit_cotangent(target: Tensor) -> Tensor:
     return Tensor._make(storage, layout, 0)
 
 
-# ----- batched cotangents (a prepended batch mode; see ops._support.batched_layout) -------------------
+# ----- batched cotangents (a prepended batch mode; see layout.order.batched_layout) -------------------
 
 def validate_batched(target: Tensor, cotangent: Any, batch: int, what: str) -> None:
     """Like ``validate_cotangent`` for a cotangent carrying a leading batch mode of extent ``batch``."""

@@ -28,9 +28,10 @@ from .._locks import locked
 from .._marks import IdentityMarks
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
-from ..operation import Ones, Unplaced, claim_allocated, claim_handed_on
-from ..ops._support import cotangent_for
-from ..tensor import Tensor
+from .cotangents import Ones, Unplaced, claim_allocated, claim_handed_on
+from .cotangents import cotangent_for
+from ..tensors.creation import converted
+from ..tensors.tensor import Tensor
 from .buffers import (accumulated_gradient, add_batched, add_cotangents, add_into, aggregate, aggregate_batched,
                       detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
 
@@ -426,11 +427,9 @@ def private_copy(tensor: Tensor) -> Tensor:
 def as_float32(cotangent: Tensor) -> Tensor:
     if cotangent._dtype is _FLOAT32:
         return cotangent
-    from ..ops.manipulation import astype
-
     if cotangent._dtype.kind not in ("float", "int", "uint"):
         raise TypeError(f"a cotangent must hold numbers, got a {cotangent.dtype!r} Tensor")
-    return astype(cotangent.detach(), _FLOAT32)
+    return converted(cotangent, _FLOAT32)
 
 
 def require_one_subtensor(tensor: Tensor, what: str) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops._support import BatchUnsupported, batched_layout, gradient_layout, kind_of, operand
-from ..tensor import Tensor
+from .cotangents import BatchUnsupported, gradient_layout
+from ..layout.order import batched_layout
+from ..tensors.values import kind_of, operand
+from ..tensors.tensor import Tensor
 from .buffers import validate_cotangent
 from .engine import (Traversal, as_float32, discover, first_order_error, is_traversal_gradient,
                      require_one_subtensor, traverse)

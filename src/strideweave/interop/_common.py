@@ -6,14 +6,14 @@ import contextlib
 from typing import Any, Callable, Sequence
 
 from ..autograd.functional import grad
-from ..autograd.mode import is_grad_enabled, set_grad_enabled
+from ..operation import is_grad_enabled, set_grad_enabled
 from ..carriers import transfer
-from ..creation import tensor as _wrap, zeros
+from ..tensors.creation import tensor as _wrap, zeros
 from ..dtypes import DType
 from ..layout import Layout
 from ..operation import Operation
 from ..ops import reshape
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 
 __all__ = ["fn_name", "as_outputs", "natural_shape", "cotangent_for", "vjp", "grad_mode"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..autograd.mode import is_grad_enabled
+from ..operation import is_grad_enabled
 from ..carriers import resolve, transfer
-from ..creation import tensor as _wrap
+from ..tensors.creation import tensor as _wrap
 from ..operation import ExecutionOptions, Operation
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from ._common import cotangent_for, fn_name
 
 __all__ = ["native_function"]

@@ -7,10 +7,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.mode import no_grad
+from ..operation import no_grad
 from ..carriers import resolve, transfer
-from ..creation import tensor as _wrap
-from ..tensor import Tensor
+from ..tensors.creation import tensor as _wrap
+from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, natural_shape, vjp
 from ._native import native_function
 

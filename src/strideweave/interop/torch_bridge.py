@@ -6,8 +6,8 @@ import functools
 from typing import Any, Callable
 
 from ..carriers import resolve, transfer
-from ..creation import tensor as _wrap
-from ..tensor import Tensor
+from ..tensors.creation import tensor as _wrap
+from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp
 from ._native import native_function
 

@@ -197,6 +197,11 @@ class Layout:
         "_is_canonical",
         "_is_compact",
         "_hash",
+        # facts of the memory order, derived by ``layout.order`` on first use
+        "_storage_perm",
+        "_storage_shape",
+        "_broadcast_axes",
+        "_batched",
         "_shape",
         "_stride",
     )

@@ -16,7 +16,7 @@ from .linalg_ext import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, ma
                          outer, pinv, qr, slogdet, solve, svd, svdvals, trace, vector_norm)
 from .manipulation import astype, clip, concat, copy, detach, stack, where
 from .reduction import max, mean, min, prod, sum
-from .views import broadcast_to, getitem, permute, reshape, transpose, view
+from .views import broadcast_to, from_dlpack, getitem, permute, reshape, transpose, view
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "sqrt", "sin", "cos", "tanh",

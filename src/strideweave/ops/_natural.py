@@ -21,9 +21,9 @@ from typing import Any, Callable
 
 from ..layout import Layout
 from ..operation import outside_operation
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from ._primitive import Primitive
-from ._support import mode_operand, place, wrap
+from ..tensors.values import mode_operand, place, wrap
 
 __all__ = ["Natural", "natural_op", "natural", "row_major", "unpack", "COMPLEX_ELEMENTWISE", "complex_forward",
            "is_complex_operand"]

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..autograd.mode import _state
+from ..operation import _state
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
-from ..operation import _UNWRITTEN, Ones, Operation, trace_lost_precision, versions_of
-from ..tensor import Tensor, flat_values
-from ._support import cotangent_for, cotangent_for_batched, dense_buffer
+from ..operation import _UNWRITTEN, Operation, trace_lost_precision, versions_of
+from ..autograd.cotangents import Ones
+from ..tensors.tensor import Tensor, flat_values
+from ..autograd.cotangents import cotangent_for, cotangent_for_batched
+from ..tensors.values import dense_buffer
 
 __all__ = ["Primitive"]
 

@@ -17,10 +17,10 @@ from typing import Any
 from ..carriers import transfer
 from ..carriers.registry import default_int
 from ..operation import outside_operation
-from ..tensor import Tensor
-from ._broadcasting import sum_to as _sum_to
+from ..tensors.tensor import Tensor
+from ..tensors.broadcasting import sum_to as _sum_to
 from ._natural import natural, natural_op, row_major, wrap_natural
-from ._support import kind_of, place
+from ..tensors.values import kind_of, place
 
 __all__ = [
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",

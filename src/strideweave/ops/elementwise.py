@@ -15,19 +15,20 @@ from typing import Any
 
 import numpy as np
 
-from ..carriers.base import unit_alias
+from .._marks import unit_alias
 from ..dtypes import DType, result_type
 from ..layout import Layout
-from ..operation import Ones
-from ..tensor import Tensor, flat_values
+from ..autograd.cotangents import Ones
+from ..tensors.tensor import Tensor, flat_values
 from ._blockwise import run_blockwise
-from ._broadcasting import broadcast_modes, expand, unbroadcast
+from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
 from ._natural import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive
-from ._support import (InStorageOrder, MixedBlocks, as_array_like, cast_values, dense_carrier, flat_capable,
-                       flat_gradient, flat_operand, from_storage, gradient_values, lines_up, operand, place, reshaped,
-                       result_layout, scalar_operand, single_place, storage_cotangent, storage_operand, storage_shape,
-                       times, wrap)
+from ..autograd.cotangents import InStorageOrder, gradient_values, times
+from ..tensors.values import (MixedBlocks, as_array_like, cast_values, dense_carrier, flat_operand, from_storage, operand, place, reshaped, single_place, wrap)
+from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
+from ..dtypes import scalar_operand
+from ..layout.order import storage_shape
 
 
 _canonical = Layout.canonical

@@ -13,11 +13,13 @@ from typing import Any, Sequence
 
 from ..dtypes import result_type
 from ..layout import Layout
-from ..tensor import Tensor, _modes_view, flat_values
-from ._broadcasting import broadcast_modes, sum_to as _sum_to
+from ..tensors.tensor import Tensor, _modes_view, flat_values
+from ..tensors.broadcasting import broadcast_modes, sum_to as _sum_to
 from ._primitive import Primitive
-from ._support import (cast_values, flat_capable, gradient_values, mode_operand, operand, place, reshaped, storage_flat,
-                       storage_perm, storage_shape, wrap)
+from ..tensors.values import cast_values, mode_operand, operand, place, reshaped, wrap
+from ._storage import flat_capable, storage_flat
+from ..autograd.cotangents import gradient_values
+from ..layout.order import storage_perm, storage_shape
 
 __all__ = ["matmul", "tensordot"]
 

@@ -18,10 +18,10 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
-from ..tensor import Tensor
-from ._broadcasting import sum_to as _sum_to
+from ..tensors.tensor import Tensor
+from ..tensors.broadcasting import sum_to as _sum_to
 from ._natural import natural_op, packed_op, unpack
-from ._support import kind_of
+from ..tensors.values import kind_of
 from .arrays import _axes, _c_reshape, _run, _tensor
 
 __all__ = [

@@ -7,10 +7,11 @@ from typing import Any, Sequence
 
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
-from ..tensor import Tensor
-from ._broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
+from ..tensors.tensor import Tensor
+from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
 from ._primitive import Primitive
-from ._support import as_array_like, gradient_values, mode_operand, operand, place, wrap
+from ..tensors.values import as_array_like, mode_operand, operand, place, wrap
+from ..autograd.cotangents import gradient_values
 
 __all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
 

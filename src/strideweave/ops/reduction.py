@@ -6,12 +6,14 @@ import operator
 from functools import lru_cache
 from typing import Any
 
-from ..carriers.base import unit_alias
+from .._marks import unit_alias
 from ..layout import Layout
-from ..tensor import Tensor
-from ._broadcasting import leaves_of
+from ..tensors.tensor import Tensor
+from ..tensors.broadcasting import leaves_of
 from ._primitive import Primitive
-from ._support import dense_carrier, flat_capable, gradient_values, operand, place, reshaped, spread, wrap
+from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
+from ._storage import flat_capable
+from ..autograd.cotangents import gradient_values, spread
 
 __all__ = ["sum", "mean", "max", "min", "prod"]
 

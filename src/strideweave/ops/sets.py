@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from .arrays import _forward_only, _tensor
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]

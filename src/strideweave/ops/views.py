@@ -12,15 +12,23 @@ import operator
 from functools import lru_cache
 from typing import Any, Sequence
 
-from ..autograd.mode import no_grad
+from ..operation import no_grad
 from ..layout import Layout, Shape
-from ..operation import allocated, handed_on
-from ..tensor import Tensor
-from ._broadcasting import broadcast_modes, leaves_of
-from ._primitive import Primitive
-from ._support import BatchUnsupported, broadcast_axes, dense_carrier, flat_capable, kind_of, operand, wrap
+from ..autograd.cotangents import allocated, handed_on
+import numpy as np
 
-__all__ = ["getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
+from ..carriers import carrier_for_array
+from ..tensors.creation import tensor
+from ..tensors.tensor import Tensor
+from ..tensors.writes import write
+from ..tensors.broadcasting import broadcast_modes, leaves_of
+from ._primitive import Primitive
+from ..autograd.cotangents import BatchUnsupported
+from ..layout.order import broadcast_axes
+from ..tensors.values import dense_carrier, kind_of, operand, wrap
+from ._storage import flat_capable
+
+__all__ = ["from_dlpack", "getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
 
 def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor) -> Tensor:
@@ -228,11 +236,11 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
 
             # No view addresses the slice: edit a canonical copy, then write all of it back.
             dense = copy(x)
-            getitem(dense, key)._write(value, add=False)
-            x._write(dense, add=False)
+            write(getitem(dense, key), value, False)
+            write(x, dense, False)
             return
         target = _make_view(x, layout, offset, "indexing")
-    target._write(value, add=False)
+    write(target, value, False)
 
 
 # ----- layout views ---------------------------------------------------------------------------------
@@ -356,3 +364,20 @@ def reshape(x: Tensor, shape: Any) -> Tensor:
 
         return _make_view(copy(x), canonical, 0, "reshape")
     return _make_view(x, Layout(target, _restructure(target, strides)), x._offset, "reshape")
+
+
+def from_dlpack(x: Any) -> Tensor:
+    """A Tensor over any object exporting ``__dlpack__`` (no copy where the producer allows).
+
+    A StrideWeave Tensor stays inside StrideWeave: the result views the same
+    storage and keeps the history (a differentiable view), so nothing is cut.
+    """
+    if isinstance(x, Tensor):
+        if x._blocks is not None or len(x._carriers) != 1:
+            return x._alias()
+        return view(x, x._layout)
+    try:
+        carrier_for_array(x)
+    except TypeError:
+        return tensor(np.from_dlpack(x))
+    return tensor(x)

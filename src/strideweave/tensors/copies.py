@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .carriers.registry import resolve
-from .dtypes import CompoundDType, dtype_from_name
-from .layout import Layout
+from ..carriers import resolve, transfer
+from ..dtypes import CompoundDType, dtype_from_name
+from ..layout import Layout
+from .creation import from_subtensors
 from .tensor import Tensor, to_numpy
 
 __all__ = ["fresh_copy", "reduce", "rebuild"]
@@ -43,8 +44,6 @@ def fresh_copy(t: Tensor, what: str) -> Tensor:
     """A detached copy of the leaf ``t`` in fresh canonical storage of the same carriers' kinds."""
     _check_leaf(t, what)
     if t._blocks is not None:
-        from .creation import from_subtensors
-
         blocks, mode = t._blocks
         return from_subtensors([fresh_copy(b, what) for b in blocks], mode)
     carriers = [c.kind.from_array(v) for c, v in zip(t._carriers, _canonical_values(t))]
@@ -94,8 +93,6 @@ def reduce(t: Tensor) -> tuple:
 
 def rebuild(modes: tuple, field_names: list | None, dtypes: list, storage: list) -> Tensor:
     """A leaf Tensor from what ``reduce`` stored (``pickle`` calls it by this name)."""
-    from .carriers.registry import transfer
-
     carriers = []
     for ((name, device), host), dtype_name in zip(storage, dtypes):
         kind = _kind_from_token(name, device)
@@ -109,6 +106,4 @@ def rebuild(modes: tuple, field_names: list | None, dtypes: list, storage: list)
 
 
 def _rebuild_blocks(blocks: tuple, mode: int) -> Tensor:
-    from .creation import from_subtensors
-
     return from_subtensors(blocks, mode)

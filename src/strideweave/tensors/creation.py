@@ -7,15 +7,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .autograd.mode import no_grad
-from .carriers import carrier_for_array, kind_for_array, resolve, transfer
-from .carriers.base import mark_unit
-from .carriers.registry import TracerError
-from .dtypes import CompoundDType, DType, SimpleDType
-from .layout import Layout, Shape
+from ..carriers import carrier_for_array, kind_for_array, resolve, transfer
+from .._marks import mark_unit
+from ..carriers.registry import TracerError
+from ..dtypes import CompoundDType, DType, SimpleDType
+from ..layout import Layout, Shape
 from .tensor import Tensor
+from .values import operand
 
-__all__ = ["tensor", "zeros", "ones", "full", "arange", "from_dlpack", "from_storage", "from_subtensors"]
+__all__ = ["converted", "tensor", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
 
 _NUMPY_NAMES = {"float32": DType.Float32, "float64": DType.Float64, "float16": DType.Float16,
                 "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32, "int64": DType.Int64,
@@ -118,39 +118,27 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
         host, dtype = _python_values(data, dtype)
         return _canonical_tensor(host, resolve(carrier, device=device))
     result = _wrap_native(data)
-    # Conversions below build a new leaf: nothing here may be recorded.
-    with no_grad():
-        if carrier is not None or device is not None:
-            kind = resolve(carrier if carrier is not None else result._carriers[0].kind, device=device)
-            if kind != result._carriers[0].kind:
-                from .operation import ExecutionOptions
-                from .ops.manipulation import copy
-
-                result = copy(result, options=ExecutionOptions(carrier=kind))
-        if dtype is not None and dtype != result.dtype:
-            from .ops.manipulation import astype
-
-            result = astype(result, dtype)
+    kind = result._carriers[0].kind
+    if carrier is not None or device is not None:
+        kind = resolve(carrier if carrier is not None else kind, device=device)
+    if kind != result._carriers[0].kind or (dtype is not None and dtype != result.dtype):
+        result = converted(result, dtype, kind)
     return result
 
 
-def from_dlpack(x: Any) -> Tensor:
-    """A Tensor over any object exporting ``__dlpack__`` (no copy where the producer allows).
+def converted(t: Tensor, dtype: SimpleDType | None = None, kind: Any = None) -> Tensor:
+    """``t``'s values as a new leaf in fresh canonical storage, in ``dtype`` on ``kind`` (default: ``t``'s own).
 
-    A StrideWeave Tensor stays inside StrideWeave: the result views the same
-    storage and keeps the history (a differentiable view), so nothing is cut.
+    A native conversion: nothing is recorded, whatever the grad mode.
     """
-    if isinstance(x, Tensor):
-        if x._blocks is not None or len(x._carriers) != 1:
-            return x._alias()
-        from .ops.views import view
-
-        return view(x, x._layout)
-    try:
-        carrier_for_array(x)
-    except TypeError:
-        return tensor(np.from_dlpack(x))
-    return tensor(x)
+    kind = t._carriers[0].kind if kind is None else kind
+    xp = kind.namespace
+    values = xp.reshape(operand(t, kind), (-1,))
+    if dtype is not None and dtype != t._dtype:
+        values = xp.astype(values, kind.cls._native_dtype_in(xp, dtype))
+    else:
+        values = xp.asarray(values, copy=True)  # the reshape may be a view of t's storage
+    return Tensor._make(kind.cls.from_array(values), Layout.canonical(t._layout._shape_modes), 0)
 
 
 def from_storage(storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
@@ -272,16 +260,3 @@ def from_subtensors(blocks: Sequence[Tensor], mode: int = 0) -> Tensor:
     result = object.__new__(Tensor)
     result._init(tuple(block._carriers[0] for block in blocks), layout, 0, first.dtype, (blocks, mode))
     return result
-
-
-def blocks_rev_array(t: Tensor, kind: Any = None) -> Any:
-    """The rev array of a multi-subtensor Tensor: its blocks joined along their mode."""
-    from .ops._support import operand
-
-    blocks, mode = t._blocks
-    kind = kind if kind is not None else blocks[0]._carriers[0].kind
-    xp = kind.namespace
-    rank = t._layout.rank
-    parts = [xp.reshape(operand(b, kind), b._layout.mode_sizes[::-1]) for b in blocks]
-    joined = xp.concat(parts, axis=rank - 1 - mode)
-    return xp.reshape(joined, t._layout.rev_leaf_shape)

@@ -8,10 +8,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .autograd.mode import no_grad
-from .carriers import Carrier
-from .dtypes import CompoundDType, DType, SimpleDType
-from .layout import Layout, Shape
+from ..carriers import Carrier, named_device, transfer
+from ..dtypes import CompoundDType, DType, SimpleDType
+from ..layout import Layout
 
 __all__ = ["Tensor"]
 
@@ -110,7 +109,7 @@ class Tensor:
         ``array`` is the whole flat buffer of a dense ``layout`` on ``kind``.
         Until something reads ``_carriers``, the buffer stays in ``_raw``: no
         carrier exists, so nothing can have written to it (version 0). Hot
-        paths read ``_raw`` first (``ops._support.flat_operand``).
+        paths read ``_raw`` first (``tensors.values.flat_operand``).
         """
         tensor = object.__new__(cls)
         tensor._carrier_tuple = None
@@ -147,44 +146,11 @@ class Tensor:
                     node._result_state = (carriers, (0,))
         return carriers
 
-    # Copies as torch makes them (``_copies``): detached, in fresh storage on the same carrier class
-    # and device; copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
-    def __reduce_ex__(self, protocol: int) -> Any:
-        from ._copies import reduce
-
-        return reduce(self)
-
-    def __copy__(self) -> "Tensor":
-        from ._copies import fresh_copy
-
-        return fresh_copy(self, "copy.copy")
-
-    def __deepcopy__(self, memo: dict) -> "Tensor":
-        from ._copies import deep_copy
-
-        return deep_copy(self, memo)
-
     def _alias(self) -> "Tensor":
         """A new Tensor over the same storage, with no autograd history."""
         alias = object.__new__(Tensor)
         alias._init(self._carriers, self._layout, self._offset, self._dtype, self._blocks)
         return alias
-
-    # -- construction ----------------------------------------------------------------------
-    @classmethod
-    def from_storage(cls, storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
-                     carrier: Any = None, device: Any = None) -> "Tensor":
-        """View a flat sequence or 1-D native array through ``layout`` as is (stride 0, holes and all)."""
-        from .creation import from_storage
-
-        return from_storage(storage, layout, dtype, offset=offset, carrier=carrier, device=device)
-
-    @classmethod
-    def from_subtensors(cls, blocks: Sequence["Tensor"], mode: int = 0) -> "Tensor":
-        """A multi-subtensor Tensor whose top-level ``mode`` concatenates ``blocks`` (no copy)."""
-        from .creation import from_subtensors
-
-        return from_subtensors(blocks, mode)
 
     # -- attributes ---------------------------------------------------------------------------
     @property
@@ -228,8 +194,6 @@ class Tensor:
     @property
     def device(self) -> Any:
         """The carrier's native device; a string one (NumPy's ``"cpu"``) also names the carrier (``NamedDevice``)."""
-        from .carriers.registry import named_device
-
         return named_device(self._carriers[0])
 
     @property
@@ -300,25 +264,10 @@ class Tensor:
         self._require_differentiable("retain_grad()")
         self._retains_grad = bool(retain)
 
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool = False) -> None:
-        """Propagate ``gradient`` (default: unit cotangent for a scalar) through the graph."""
-        from .autograd.engine import backward
-
-        backward(self, gradient, retain_graph)
-
-    @staticmethod
-    def backwards_traversal(gradient: "Tensor", operation, retain_graph: bool = False) -> None:
-        """Propagate ``gradient`` from the autograd node ``operation`` (None: no graph)."""
-        from .autograd.engine import backwards_traversal
-
-        backwards_traversal(gradient, operation, retain_graph)
-
     # -- values --------------------------------------------------------------------------------
     def rev_array(self) -> Any:
         """Native array with one axis per leaf mode, in reverse leaf order (see docs/internals.md)."""
         if self._blocks is not None:
-            from .creation import blocks_rev_array
-
             return blocks_rev_array(self)
         if len(self._carriers) != 1:
             raise TypeError(f"a {self._dtype!r} Tensor has one array per field; use to_array()")
@@ -337,12 +286,6 @@ class Tensor:
             # The result may be a view of the buffer: writes through it must not go unseen.
             carrier.watch_external()
         return _modes_view(self.rev_array(), self._layout, carrier.namespace)
-
-    def compute(self) -> "Tensor":
-        """This Tensor evaluated: lazy (Dask) storage computed into NumPy carriers (see ``sw.compute``)."""
-        from .carriers.dask_carrier import compute
-
-        return compute(self)[0]
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array with one axis per top-level mode."""
@@ -370,19 +313,6 @@ class Tensor:
             raise ValueError(f"item() needs a Tensor with exactly one element, this one has {self._layout.size}")
         return self.numpy().reshape(-1)[0].item()
 
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __bool__(self) -> bool:
-        return bool(self.item())
-
-    def __dlpack__(self, *args, **kwargs):
-        refuse_implicit_export(self, "t.__dlpack__()")
-        return self._dlpack_array().__dlpack__(*args, **kwargs)
-
     def __dlpack_device__(self):
         return self._dlpack_array().__dlpack_device__()
 
@@ -400,46 +330,28 @@ class Tensor:
         extra = ", grad_fn=" + type(self._ctx).__name__ if self._ctx is not None else ""
         return f"Tensor({values}, dtype={self._dtype!r}, layout={self._layout}, carrier={carrier}{extra})"
 
-    # -- indexing and in-place writes ---------------------------------------------------------
-    def __getitem__(self, key) -> "Tensor":
-        from .ops.views import getitem
-
-        return getitem(self, key)
-
-    def __setitem__(self, key, value) -> None:
-        from .ops.views import setitem
-
-        setitem(self, key, value)
-
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
 
-    def fill_(self, value: Any) -> "Tensor":
-        """Write ``value`` to every element (not recorded; bumps the carrier version)."""
-        self._write(value, add=False)
-        return self
-
-    def copy_(self, source: Any) -> "Tensor":
-        """Write ``source`` (broadcast to this shape) into this Tensor's storage."""
-        self._write(source, add=False)
-        return self
-
-    def add_(self, other: Any) -> "Tensor":
-        """Add ``other`` (broadcast to this shape) into this Tensor's storage."""
-        self._write(other, add=True)
-        return self
-
-    def _write(self, value: Any, add: bool) -> None:
-        from .ops.inplace import write
-
-        write(self, value, add)
-
     # Operators and the method forms of the op library are attached by
-    # strideweave.array_api._methods (one place, after the ops exist), so this
+    # strideweave._methods (one place, after the namespace exists), so this
     # module never imports the op library.
     __hash__ = object.__hash__
 
+
+
+def blocks_rev_array(t: Tensor, kind: Any = None) -> Any:
+    """The rev array of a multi-subtensor Tensor on ``kind`` (default: its first block's): its blocks joined."""
+    blocks, mode = t._blocks
+    kind = kind if kind is not None else blocks[0]._carriers[0].kind
+    xp = kind.namespace
+    parts = []
+    for block in blocks:
+        values = transfer(block._carriers[0].gather_rev(block._layout, block._offset), kind)
+        parts.append(xp.reshape(values, block._layout.mode_sizes[::-1]))
+    joined = xp.concat(parts, axis=t._layout.rank - 1 - mode)
+    return xp.reshape(joined, t._layout.rev_leaf_shape)
 
 
 # Where a differentiable computation left Float32 (an ``astype`` to float64, a

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._locks import lock_for
-from ..tensor import Tensor
-from ._broadcasting import broadcast_modes, expand
-from ._support import kind_of, operand, scalar_operand
+from .creation import tensor
+from .tensor import Tensor
+from .broadcasting import broadcast_modes, expand
+from .values import kind_of, operand
+from ..dtypes import scalar_operand
 
 __all__ = ["write"]
 
@@ -33,8 +35,6 @@ def write(target: Tensor, value: Any, add: bool) -> None:
         values = value
     else:
         if not isinstance(value, Tensor):
-            from ..creation import tensor
-
             value = tensor(value, carrier=kind)
         value_modes = value._layout.shape.modes
         if len(value_modes) > len(modes) or broadcast_modes(value_modes, modes) != modes:

@@ -30,13 +30,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..autograd.functional import grad as _grad
-from ..autograd.mode import no_grad
+from ..operation import no_grad
 from ..carriers import Carrier, resolve
 from ..dtypes import DType
 from ..layout import Layout, Shape
-from ..creation import tensor as _tensor
+from ..tensors.creation import tensor as _tensor
 from ..ops import astype as _astype
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 
 __all__ = [
     "available_carriers", "on_carrier", "numerical_gradients", "analytic_gradients",

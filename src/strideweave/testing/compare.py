@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 
 __all__ = ["compare_with_native", "NativeComparison", "REFERENCES"]
 

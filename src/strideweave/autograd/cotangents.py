@@ -1,0 +1,299 @@
+"""The cotangent protocol between backward rules and the engine.
+
+A built-in rule returns, per input, a cotangent Tensor in that input's exact
+layout (``cotangent_for``), or inside a traversal one of the lighter forms the
+engine understands: ``Unplaced`` values to place once all contributions are
+summed, ``Ones`` that are never filled, ``InStorageOrder`` values to adopt.
+Ownership marks (``allocated``, ``handed_on``) tell the engine which buffers
+it may add into in place. The engine sits on this module; rules sit above it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._marks import IdentityMarks, is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
+from ..carriers import CarrierKind, transfer
+from ..layout import Layout
+from ..layout.order import batched_layout, storage_shape
+from ..operation import Operation
+from ..tensors.broadcasting import reshape_array
+from ..tensors.tensor import Tensor
+from ..tensors.values import _dense, kind_of, operand, to_storage, wrap
+
+
+# ----- cotangent forms and ownership marks ---------------------------------------------------------
+
+#: Cotangent Tensors a built-in backward rule allocated for one input, until the engine claims them.
+_ALLOCATED = IdentityMarks()
+
+
+def allocated(cotangent: Tensor) -> Tensor:
+    """Mark a cotangent a backward rule just allocated and hands to exactly one input.
+
+    The engine then owns it: it may add further contributions into it in
+    place and make it a ``.grad`` without a copy. Never mark a Tensor that
+    shares storage with saved values, the incoming cotangent or another
+    returned cotangent.
+    """
+    return _ALLOCATED.add(cotangent)
+
+
+class Unplaced:
+    """A cotangent for a Tensor whose layout has holes, not yet placed in that layout.
+
+    ``values`` is a rev array of the Tensor's leaves (or one broadcasting to
+    them). A built-in backward returns these only inside a traversal
+    (``Primitive.defer``): the engine sums all contributions for the Tensor
+    first and places the total once, instead of placing every contribution
+    into its own padded buffer.
+    """
+
+    __slots__ = ("values", "unit")
+
+    def __init__(self, values: Any, unit: bool = False) -> None:
+        self.values = values
+        # ``values`` is one flagged one (``_marks.is_unit``) for a dense Tensor: the
+        # engine may hand a flat node ``Ones`` instead of filling a buffer with them.
+        self.unit = unit
+
+
+class Ones:
+    """The all-ones cotangent of an elementwise node's result, never filled in memory.
+
+    ``loss.backward()`` seeds a full reduction with one, which it passes on
+    as a one for every element of its input. Where the library has no
+    stride-0 views (JAX) that is a full pass writing memory. The engine hands
+    this instead to a node whose VJPs only scale their cotangent
+    (``Primitive.ones_for``), and ``times`` returns the other
+    factor, broadcast to ``shape``. It supports nothing else: any other use
+    fails loudly instead of computing with a wrong value.
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype: Any) -> None:
+        self.shape = shape    # (n,) for a flat node: then any buffer of n elements lines up
+        self.dtype = dtype    # native dtype of the cotangent
+
+    def times(self, factor: Any, xp: Any) -> Any:
+        """``ones * factor``: ``factor`` itself where it has every element, else broadcast or filled."""
+        shape = self.shape
+        if not hasattr(factor, "shape"):
+            return xp.full(shape, factor, dtype=self.dtype)
+        have = tuple(factor.shape)
+        if have == shape:
+            return factor
+        if len(shape) == 1:
+            count = 1
+            for extent in have:
+                count *= extent
+            if count == 1 and len(have) <= 1:
+                return xp.broadcast_to(factor, shape)  # one value (a 0-d operand): the same for every element
+            if count != shape[0]:
+                raise RuntimeError(f"a flat node's unit cotangent of {shape[0]} elements was scaled by an array "
+                                   f"of shape {have}; flat operands must match the result's buffer")
+            return factor
+        return xp.broadcast_to(factor, shape)
+
+
+def claim_allocated(cotangent: Tensor) -> bool:
+    """Whether ``cotangent`` was marked by ``allocated``; the mark is consumed (one owner)."""
+    return _ALLOCATED.claim(cotangent)
+
+
+#: Cotangents a built-in backward rule made from its incoming cotangent's storage (see ``handed_on``).
+_HANDED_ON = IdentityMarks()
+
+
+def handed_on(cotangent: Tensor) -> Tensor:
+    """Mark a cotangent that reinterprets the rule's incoming cotangent's storage, for one input alone.
+
+    Nothing else the call returns may share that storage. When the engine
+    owns the incoming cotangent outright, ownership passes to this one, so
+    it may take further contributions in place and become a ``.grad``
+    without a copy; otherwise the mark changes nothing.
+    """
+    return _HANDED_ON.add(cotangent)
+
+
+def claim_handed_on(cotangent: Tensor) -> bool:
+    """Whether ``cotangent`` was marked by ``handed_on``; the mark is consumed."""
+    return _HANDED_ON.claim(cotangent)
+
+
+# ----- cotangents in an input's exact layout -----------------------------------------------------
+
+class InStorageOrder:
+    """A gradient already in its target's dense storage order (N-D, C order): ``cotangent_for`` adopts it."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = values
+
+
+def times(g: Any, values: Any, xp: Any) -> Any:
+    """``g * values`` for a backward rule, skipping the product when ``g`` is a unit cotangent.
+
+    ``loss.backward()`` seeds the traversal with ones, which a full
+    reduction passes on as one value for every element (a stride-0 view on
+    NumPy and PyTorch; on JAX ``Ones`` for a flat node that takes it, else a
+    filled array). Such arrays carry a unit flag (``is_unit``), on every
+    backend alike; multiplying by them would cost a full pass over the data
+    for nothing: the values themselves, broadcast to the cotangent's shape,
+    are the product. Such a view of saved values is never marked as
+    allocated, so the engine never adds into it in place.
+    """
+    if g.__class__ is Ones:
+        return g.times(values, xp)
+    if values.__class__ is not float and is_unit(g) and hasattr(values, "shape"):
+        return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
+    return g * values
+
+
+#: Backends whose arrays hold values now, so a one-element cotangent can be read cheaply
+#: (a lazy backend such as Dask would compute its whole graph).
+_EAGER = frozenset({"numpy", "torch", "jax"})
+
+
+def gradient_layout(target: Tensor) -> Layout:
+    """The layout of every gradient buffer for ``target``: its own if injective, else canonical."""
+    layout = target._layout
+    return layout if layout.is_injective() else Layout.canonical(layout._shape_modes)
+
+
+def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False,
+                  defer: bool = False) -> Tensor:
+    """Build the cotangent for ``target`` from ``values`` (a rev array of its leaf shape).
+
+    The result lives on ``target``'s own carrier class and, for an injective
+    target, has exactly ``target.layout`` (holes zero); otherwise it uses the
+    canonical layout, as the spec requires of gradients for broadcast targets.
+    ``fresh`` says the rule allocated ``values`` for this target alone: the
+    result is then marked ``allocated`` unless it broadcasts them, as is a
+    result this function placed in new storage itself. With ``defer`` a
+    target whose layout has holes gets ``Unplaced(values)`` instead, which
+    the engine places once all contributions are summed; so does a unit
+    cotangent where broadcasting it would fill memory (``Unplaced.unit``).
+    """
+    carrier = target._carriers[0]
+    cls = carrier.__class__
+    xp = carrier._xp
+    in_storage_order = values.__class__ is InStorageOrder
+    if in_storage_order:
+        values = values.values
+    if values_kind is not None and not (cls is values_kind[0] and xp is values_kind[1]
+                                        and carrier._device == values_kind[2]):
+        values = transfer(values, kind_of(carrier))
+        fresh = False  # a zero-copy transfer may share (read-only) memory with the source: never add into it
+    layout = target._layout
+    dense = _dense(layout)
+    if in_storage_order:
+        result = wrap(values, layout, kind_of(carrier))
+        return allocated(result) if fresh else result
+    if values.ndim == 1 and values.shape[0] == layout.size and dense:
+        # Already flat values in the layout's storage order (the elementwise fast path).
+        result = Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
+        return allocated(result) if fresh else result
+    leaves = layout.rev_leaf_shape
+    if values.shape != leaves:
+        fresh = False
+        if dense and all(extent == 1 for extent in values.shape):
+            # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
+            unit = is_unit(values)
+            if unit and defer and cls.keeps_shape and layout.size > 1:
+                # Filling is a full pass here: the engine fills only if a consumer reads the ones.
+                return Unplaced(values, unit=True)
+            one = reshape_array(values, (1,), xp)
+            # Where reshapes copy, broadcast straight to the shape the target's own values were
+            # computed in, which is what the operations reading them use.
+            shape = (layout.size,)
+            if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
+                    and carrier.dense_values().ndim > 1:
+                shape = storage_shape(layout)
+            if not cls.keeps_shape:
+                values = spread(one, layout.size, kind_of(carrier), unit)
+            elif cls.backend in _EAGER and layout.size > 1:
+                value = 1.0 if unit else float(one[0])
+                if defer and value == 1.0:
+                    return Unplaced(values, unit=True)
+                # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
+                # several times faster than it broadcasts a buffer's value.
+                values = xp.full(shape, value, dtype=one.dtype)
+                if value == 1.0:
+                    _mark_unit(values)
+            else:
+                values = xp.broadcast_to(one, shape)
+            return wrap(values, layout, kind_of(carrier))
+        values = xp.broadcast_to(values, leaves)
+    if dense or not layout.is_injective():
+        if dense:
+            values = to_storage(values, layout, xp)
+        flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+        result = Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
+                              else Layout.canonical(layout._shape_modes), 0)
+        return allocated(result) if fresh else result
+    if defer:
+        return Unplaced(values)
+    return allocated(Tensor._make(carrier.placed(layout, values), layout, 0))
+
+
+def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False) -> Any:
+    """One value (a one-element 1-D array) for each of ``size`` elements, as a stride-0 view.
+
+    A full reduction's gradient. Where the value is 1 (``unit``: known to be)
+    the view is flagged unit, so ``times`` skips multiplying by it; reading
+    it back is cheap on eager backends only. Not for ``keeps_shape``
+    carriers, which have no stride-0 views (``cotangent_for`` fills there).
+    """
+    values = kind[1].broadcast_to(one, (size,))
+    if size > 1 and (unit or is_unit(one) or (kind[0].backend in _EAGER and float(one[0]) == 1.0)):
+        _mark_unit(values)
+    return values
+
+
+# ----- batched cotangents ----------------------------------------------------------------------------
+#
+# ``grad(..., batched=True)`` can push all K cotangents through the graph at
+# once. A batched cotangent for a Tensor with gradient layout L has the
+# layout ``batched_layout(L, K)``: one prepended leaf batch mode whose stride
+# is L's cosize, exactly the stacked layout the spec returns. Inside backward
+# rules its values are a rev array with the batch axis moved to the front,
+# so it broadcasts against the unbatched rev arrays of the saved inputs.
+
+class BatchUnsupported(Exception):
+    """Raised by a backward rule that cannot take batched cotangents; the engine then loops."""
+
+
+def gradient_values(op: Operation, gradient: Tensor) -> tuple[Any, int | None]:
+    """The incoming cotangent as a rev array on the op's carrier kind, and the batch extent (or None).
+
+    A batched cotangent has one more top-level mode than the op's result; its
+    batch axis comes first in the returned array.
+    """
+    values = _unit_alias(gradient._carriers[0].dense_values(), operand(gradient, op.place))
+    layout = gradient._layout
+    if layout is op._result_layout or len(layout._shape_modes) == len(op._result_layout._shape_modes):
+        return values, None
+    last = values.ndim - 1
+    return op.place.namespace.permute_dims(values, (last,) + tuple(range(last))), values.shape[last]
+
+
+def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind, batch: int) -> Tensor:
+    """The batched cotangent for ``target`` from ``values`` of shape ``(batch, *target rev leaves)``."""
+    carrier = target._carriers[0]
+    cls = carrier.__class__
+    xp = carrier._xp
+    if not (cls is values_kind[0] and xp is values_kind[1] and carrier._device == values_kind[2]):
+        values = transfer(values, kind_of(carrier))
+    single = gradient_layout(target)
+    layout = batched_layout(single, batch)
+    shape = (batch,) + single.rev_leaf_shape
+    if values.shape != shape:
+        values = xp.broadcast_to(values, shape)
+    if single.is_canonical():
+        flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
+        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout, 0)
+    last = values.ndim - 1
+    return Tensor._make(carrier.placed(layout, xp.permute_dims(values, tuple(range(1, last + 1)) + (0,))), layout, 0)

@@ -1,0 +1,229 @@
+"""Reading a Tensor's values: where it lives, its values as rev arrays, dense buffers, wrapping results.
+
+Every operation asks these questions of its operands. Rev arrays are native
+arrays with one axis per leaf mode in reverse leaf order (docs/internals.md);
+a dense layout's *storage order* is the rev array with its axes permuted
+slowest stride first (``layout.order.storage_perm``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Sequence
+
+from .._marks import IdentityMarks
+from ..carriers import CarrierKind, resolve, transfer
+from ..layout import Layout
+from ..layout.order import storage_perm
+from .tensor import Tensor, blocks_rev_array
+
+
+# ----- where a Tensor lives ----------------------------------------------------------------------
+
+def kind_of(carrier) -> CarrierKind:
+    kind = carrier._kind
+    return kind if kind is not None else carrier.kind
+
+
+def _same_place(a, b) -> bool:
+    return a is b or (a.__class__ is b.__class__ and a._xp is b._xp and a._device == b._device)
+
+
+#: 0-d Tensors made without ``device=`` (``xp.asarray(2.0)``): like torch's 0-d CPU tensors, they
+#: join the carrier of the operands they meet instead of making the operation a mix of carriers.
+_JOINS_PARTNER = IdentityMarks()
+
+
+def joins_partner(tensor: Tensor) -> Tensor:
+    """Mark the 0-d ``tensor`` (made without ``device=``) as joining its partners' carrier; returns it."""
+    return _JOINS_PARTNER.add(tensor)
+
+
+def place(tensors: Sequence[Tensor], options) -> CarrierKind:
+    """The carrier kind an operation on ``tensors`` runs on.
+
+    ``options.carrier`` decides when given; otherwise every operand must
+    already share one carrier kind (class, namespace and device), except
+    0-d Tensors made without ``device=`` (``joins_partner``), which join it.
+    """
+    if options is not None and options.carrier is not None:
+        return resolve(options.carrier, device=options.device)
+    first = tensors[0]._carriers[0]
+    if len(tensors) == 1 and tensors[0]._blocks is None:
+        return first._kind or first.kind
+    for tensor in tensors:
+        for carrier in tensor._carriers:
+            if carrier is not first and not _same_place(first, carrier):
+                return _mixed_place(tensors)
+    return kind_of(first)
+
+
+def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
+    """Operands on several carriers: the one carrier the non-joining operands share, or TypeError."""
+    joining = [t in _JOINS_PARTNER and t._layout.rank == 0 and t._blocks is None for t in tensors]
+    anchors = [t for t, joins in zip(tensors, joining) if not joins] or [tensors[0]]
+    first = anchors[0]._carriers[0]
+    for tensor in anchors:
+        for carrier in tensor._carriers:
+            if carrier is not first and not _same_place(first, carrier):
+                blocks = any(t._blocks is not None for t in tensors)
+                raise (MixedBlocks if blocks else TypeError)(
+                    f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); move one "
+                    "with xp.asarray(x, device=y.device) or x.to_device(y.device) (differentiable), or pass "
+                    "options=ExecutionOptions(carrier=...) to say where the operation runs"
+                )
+    return kind_of(first)
+
+
+def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
+    """For an operation on one Tensor: where it runs, and the carrier's own buffer when the Tensor is dense there.
+
+    The buffer (None unless ``dense_buffer`` would give it) lets elementwise
+    rules compute flat; the common case (no options, one carrier) is decided
+    here without ``place``.
+    """
+    if options is None and tensor._blocks is None:
+        flat = flat_operand(tensor)
+        if flat is not None:
+            return flat[1], flat[0]
+        carrier = tensor._carriers[0]
+        return carrier._kind or carrier.kind, None
+    kind = place((tensor,), options)
+    return kind, dense_buffer(tensor, kind)
+
+
+def flat_operand(tensor: Tensor) -> tuple[Any, CarrierKind] | None:
+    """``(buffer, kind)`` when ``tensor`` is dense and alone on its one carrier, else None.
+
+    The elementwise hot path's test; a result made by ``Tensor._from_raw``
+    passes it without its carrier object being made.
+    """
+    values = tensor._raw
+    if values is not None:
+        return values, tensor._kind
+    carrier = tensor._carriers[0]
+    layout = tensor._layout
+    if tensor._offset or tensor._blocks is not None or carrier._size != layout.size or not _dense(layout):
+        return None
+    return carrier._array, carrier._kind or carrier.kind
+
+
+class MixedBlocks(TypeError):
+    """Operands (blocks of a multi-subtensor Tensor among them) on several carriers, no options given.
+
+    Elementwise primitives then run block by block (``ops/_blockwise.py``);
+    every other operation reports it as the TypeError it is.
+    """
+
+
+def _describe(carrier) -> str:
+    return f"{type(carrier).__name__} on {carrier.device}"
+
+
+def operand(tensor: Tensor, kind: CarrierKind) -> Any:
+    """The rev array of ``tensor``, moved onto ``kind`` when it lives elsewhere."""
+    carrier = tensor._carriers[0]
+    cls, xp, device = kind
+    if carrier.__class__ is cls and carrier._xp is xp and tensor._blocks is None and carrier._device == device:
+        layout = tensor._layout
+        if cls.keeps_shape and tensor._offset == 0 and carrier._size == layout.size and layout.is_canonical():
+            return carrier.shaped(layout.rev_leaf_shape)  # the whole buffer: a cached reshape, no copy
+        return carrier.gather_rev(layout, tensor._offset)
+    if tensor._blocks is not None:
+        return blocks_rev_array(tensor, kind)
+    return transfer(tensor.rev_array(), kind)
+
+
+
+# ----- dense values and storage order ------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(perm)
+    for position, axis in enumerate(perm):
+        inverse[axis] = position
+    return tuple(inverse)
+
+
+def to_storage(values: Any, layout: Layout, xp: Any) -> Any:
+    """A rev array (or one broadcasting against it) with its axes in ``layout``'s storage order."""
+    perm = storage_perm(layout)
+    return values if perm is None else xp.permute_dims(values, perm)
+
+
+def from_storage(values: Any, layout: Layout, xp: Any) -> Any:
+    """The rev array of values held in a dense ``layout``'s storage order (flat or storage-shaped)."""
+    perm = storage_perm(layout)
+    rev = layout.rev_leaf_shape
+    if perm is None:
+        return values if tuple(values.shape) == rev else xp.reshape(values, rev)
+    if values.ndim != len(perm):
+        values = xp.reshape(values, tuple(rev[axis] for axis in perm))
+    return xp.permute_dims(values, _inverse(perm))
+
+
+def _dense(layout: Layout) -> bool:
+    return layout.is_compact()  # cached on the layout
+
+
+def dense_carrier(tensor: Tensor, kind: CarrierKind):
+    """``tensor``'s carrier when it holds exactly ``tensor``'s values in a dense layout on ``kind``, else None."""
+    carrier = tensor._carriers[0]
+    layout = tensor._layout
+    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and _dense(layout) \
+            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
+        return carrier
+    return None
+
+
+def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
+    """The carrier's own 1-D buffer when it holds exactly ``tensor``'s values in a dense layout, else None.
+
+    The buffer is in the storage order of ``tensor.layout``; two Tensors
+    with equal dense layouts can be combined flat, with no reshape on the
+    way in or out (each eager reshape copies on JAX).
+    """
+    carrier = dense_carrier(tensor, kind)
+    return None if carrier is None else carrier._array
+
+
+def reshaped(values: Any, shape: tuple, kind: CarrierKind) -> Any:
+    """``xp.reshape`` on ``kind``, through the arrays' own method where the carrier class says they have one."""
+    return values.reshape(shape) if kind[0].native_methods else kind[1].reshape(values, shape)
+
+
+def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
+    """Rev array with one axis per top-level mode (reversed order), nested modes merged."""
+    values = operand(tensor, kind)
+    sizes = tensor._layout.mode_sizes[::-1]
+    return values if tuple(values.shape) == sizes else reshaped(values, sizes, kind)
+
+
+def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
+    """A Tensor with dense ``layout`` whose storage is ``values`` flattened in C order.
+
+    ``values`` is the rev array (canonical ``layout``) or, for another dense
+    layout, the values in its storage order (``to_storage``), or already flat.
+    """
+    cls, xp, device = kind
+    if values.ndim != 1:
+        if cls.keeps_shape:  # N-D or 0-d: flattened only if something reads the 1-D buffer
+            return Tensor._make(cls._adopt_shaped(values, xp, device, kind), layout, 0)
+        values = reshaped(values, (-1,), kind)
+    return Tensor._make(cls._adopt(values, xp, device, kind), layout, 0)
+
+
+def cast_values(values: Any, dtype, kind: CarrierKind) -> Any:
+    """``values`` (a native array, or a Python scalar) in ``dtype`` on ``kind``."""
+    if not hasattr(values, "dtype"):
+        return float(values) if dtype.kind == "float" else values
+    native = kind[0]._native_dtype_in(kind[1], dtype)
+    return values if values.dtype == native else kind[1].astype(values, native)
+
+
+def as_array_like(value: Any, like: Any, xp: Any) -> Any:
+    """A Python scalar as a 0-d array of ``like``'s dtype and device (for functions, not operators)."""
+    if isinstance(value, (int, float, bool)):
+        return xp.asarray(value, dtype=like.dtype, device=getattr(like, "device", None))
+    return value
