@@ -408,7 +408,7 @@ class Carrier(GenericHooks):
         Duplicate targets (non-injective layouts) receive one of their values,
         unspecified which.  Bumps ``version``; writes nothing on error.
         """
-        offset, rs = self._check_write(layout, offset)
+        offset, rs = self._checked(layout, offset)
         vals = self._prepare_values(values, rs, "scatter")
         with lock_for(self):
             before = self._version  # one bump per mutation, however the library counts its own writes
@@ -423,7 +423,7 @@ class Carrier(GenericHooks):
 
     def scatter_add_rev(self, layout, offset, values):
         """Add rev-shaped ``values`` at ``layout``; duplicate offsets accumulate."""
-        offset, rs = self._check_write(layout, offset)
+        offset, rs = self._checked(layout, offset)
         if self._dtype.kind == "bool":
             raise TypeError(f"scatter_add needs a numeric carrier, got dtype {self._dtype!r}")
         vals = self._prepare_values(values, rs, "scatter_add")
@@ -463,7 +463,11 @@ class Carrier(GenericHooks):
 
     # ----- validation helpers ------------------------------------------------------
 
-    def _check_write(self, layout, offset):
+    def _checked(self, layout, offset):
+        """The bounds check of a public call: ``offset`` normalised (or an error naming both sides), and the rev shape.
+
+        The rev-order reads (``gather_rev``) inline the fast test instead: they are the hot path.
+        """
         if not (offset.__class__ is int and offset >= 0 and offset + layout.cosize <= self._size):
             offset = _checked_offset(self, layout, offset)
         return offset, layout.leaf_shape[::-1]

@@ -112,6 +112,13 @@ class NumpyCarrier(LibraryCarrier):
             return self._array[offset:offset + layout.size].reshape(rs)
         return self._strided(rs, layout.leaf_stride[::-1], offset, False)
 
+    def gather(self, layout, offset=0):
+        self.watch_external()  # a canonical layout gives a writable view of the buffer
+        offset, rs = self._checked(layout, offset)
+        if layout.is_canonical():
+            return self._array[offset:offset + layout.size].reshape(rs).T
+        return self._strided(layout.leaf_shape, layout.leaf_stride, offset, False)
+
     def _strided(self, shape, strides, offset, writeable):
         """A view of the buffer with element strides ``strides`` (read-only unless asked)."""
         buf = self._array

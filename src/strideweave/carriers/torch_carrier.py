@@ -139,6 +139,9 @@ class TorchCarrier(LibraryCarrier):
             offset = _checked_offset(self, layout, offset)
         return self._strided(layout.leaf_shape[::-1], layout.leaf_stride[::-1], offset)
 
+    def gather(self, layout, offset=0):
+        return self._strided(layout.leaf_shape, layout.leaf_stride, self._checked(layout, offset)[0])
+
     def _gather_rev(self, rs, rt, offset):
         return self._strided(rs, rt, offset)
 
