@@ -3,10 +3,15 @@
 The only package that touches a native array library.  Importing it imports
 numpy and array_api_compat but never torch or jax: those load on first use
 (``resolve("torch")``, ``TorchCarrier.allocate``, ...).
+
+The package imports only the value modules below it (layout, dtypes, _marks,
+_locks), and its modules import one another in one direction:
+``_indexing`` < ``kind`` < ``watch`` < ``generic`` < ``base`` < the backends
+< ``registry``.
 """
 
 from .array_api_carrier import ArrayAPICarrier
-from .base import Carrier, ContentWatch
+from .base import Carrier
 from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier
 from .kind import CarrierKind, NamedDevice, default_int, missing_wide_types, named_device
@@ -21,6 +26,7 @@ from .registry import (
     transfer,
 )
 from .torch_carrier import TorchCarrier
+from .watch import ContentWatch
 
 # Also importable from here for the rest of the package (not public API): ContentWatch,
 # NamedDevice, named_device, default_int, missing_wide_types, TracerError.
