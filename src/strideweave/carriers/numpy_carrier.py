@@ -13,6 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from xxhash import xxh3_128_intdigest
 
+from ..dtypes import STORED_DTYPES
 from . import _indexing
 from .base import LibraryCarrier, _checked_offset
 from .generic import _SCALARS
@@ -171,13 +172,4 @@ class NumpyCarrier(LibraryCarrier):
         return np.broadcast_to(vals, rs).sum(axis=axes, dtype=self._native)
 
 
-_NATIVE = {}
-
-
-def _fill_native():
-    from ..dtypes import STORED_DTYPES
-    for d in STORED_DTYPES:
-        _NATIVE[d] = np.dtype(d.name)
-
-
-_fill_native()
+_NATIVE = {d: np.dtype(d.name) for d in STORED_DTYPES}  # SimpleDType -> numpy dtype
