@@ -1,8 +1,17 @@
 """CuTe-style hierarchical layouts: Shape, Stride, Layout and their algebra.
 
-Pure Python; no array library is imported at module load.
+Pure Python; no array library is imported at module load. The algebra
+(``algebra.py``) is written as free functions over Layouts, as pycute writes
+it, and attached here as Layout's methods, so ``layout.py`` never imports it.
 """
 
+from . import algebra
 from .layout import Layout, Shape, Stride
+
+Layout.flatten = algebra.flatten
+Layout.coalesce = algebra.coalesce
+Layout.composition = algebra.composition
+Layout.complement = algebra.complement
+Layout.logical_divide = algebra.logical_divide
 
 __all__ = ["Shape", "Stride", "Layout"]

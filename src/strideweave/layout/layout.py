@@ -494,28 +494,6 @@ class Layout:
     def __iter__(self) -> Iterator["Layout"]:
         return (self[i] for i in range(len(self._shape_modes)))
 
-    # ----- algebra (CuTe semantics; see algebra.py) -----
-
-    def flatten(self) -> "Layout":
-        """Same function, every leaf a top-level mode."""
-        return _algebra.flatten(self)
-
-    def coalesce(self) -> "Layout":
-        """Same function on ``[0, size)`` with the fewest modes."""
-        return _algebra.coalesce(self)
-
-    def composition(self, other: Any) -> "Layout":
-        """``R`` with ``R(c) == self(other(c))`` (see ``algebra.composition``)."""
-        return _algebra.composition(self, other)
-
-    def complement(self, cosize: int | None = None) -> "Layout":
-        """Layout covering the offsets missing from ``self`` up to ``cosize``."""
-        return _algebra.complement(self, cosize)
-
-    def logical_divide(self, tiler: Any) -> "Layout":
-        """Split ``self`` into (tile, rest) modes by ``tiler``."""
-        return _algebra.logical_divide(self, tiler)
-
     # ----- value semantics -----
 
     def __eq__(self, other: object) -> bool:
@@ -571,6 +549,3 @@ def _mode_offset(c: Any, s: int | tuple, d: int | tuple, where: tuple[int, ...])
     if not 0 <= c < n:
         raise IndexError(f"coordinate {c} at mode {where} out of range; expected 0 <= c < {n}")
     return crd2idx(c, s, d)
-
-
-from . import algebra as _algebra  # noqa: E402  (algebra imports Layout from here)

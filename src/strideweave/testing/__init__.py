@@ -23,63 +23,26 @@ position).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..autograd.functional import grad as _grad
-from ..operation import no_grad
-from ..carriers import Carrier, resolve
 from ..dtypes import DType
 from ..layout import Layout, Shape
-from ..tensors.creation import tensor as _tensor
+from ..operation import no_grad
 from ..ops import astype as _astype
+from ..tensors.creation import tensor as _tensor
 from ..tensors.tensor import Tensor
+from ._carriers import _carrier_label, _carrier_list, available_carriers
+from .compare import NativeComparison, compare_with_native
 
 __all__ = [
     "available_carriers", "on_carrier", "numerical_gradients", "analytic_gradients",
     "gradcheck", "assert_carriers_agree", "GradcheckReport", "AgreementReport", "Discrepancy",
     "as_input", "compare_with_native", "NativeComparison",
 ]
-
-_CARRIER_MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "array_api_strict": "array_api_strict"}
-# Lazy carriers build task graphs and evaluate on a scheduler: every value read
-# is a computation, so they join only when asked for.
-_LAZY_CARRIER_MODULES = {"dask": "dask.array"}
-
-
-# ----- carriers -------------------------------------------------------------------------------
-
-
-def available_carriers(*, lazy: bool = False) -> list[str]:
-    """Names of the carriers among numpy, torch, jax and array_api_strict whose backend imports.
-
-    ``lazy=True`` adds the lazy carriers (``"dask"``) whose backend imports.
-    """
-    names = []
-    modules = {**_CARRIER_MODULES, **_LAZY_CARRIER_MODULES} if lazy else _CARRIER_MODULES
-    for name, module in modules.items():
-        try:
-            importlib.import_module(module)
-            resolve(name)
-        except ImportError:
-            continue
-        names.append(name)
-    return names
-
-
-def _carrier_label(spec: Any) -> str:
-    """A readable name for a ``carrier=`` spec (name, class, module or instance)."""
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, type):
-        return spec.__name__
-    if isinstance(spec, Carrier):
-        return type(spec).__name__
-    return getattr(spec, "__name__", repr(spec))
-
 
 def _require_tensor(t: Any, what: str) -> Tensor:
     if not isinstance(t, Tensor):
@@ -358,14 +321,6 @@ def _record_worst(report: Any, label: str, pairs: list, atol: float, rtol: float
     return failing
 
 
-def _carrier_list(carriers: Any) -> list:
-    if carriers is None:
-        return available_carriers()
-    if isinstance(carriers, (str, type)) or not isinstance(carriers, (list, tuple)):
-        carriers = [carriers]
-    return list(carriers)
-
-
 def _check_grad_carrier(label: str, moved: list, grads: list) -> None:
     for i, (x, g) in enumerate(zip(moved, grads)):
         if g is not None and type(g.carrier) is not type(x.carrier):
@@ -429,7 +384,3 @@ def assert_carriers_agree(fn: Callable, inputs: Sequence[Any], cotangent: Any = 
         if failing is not None:
             raise AssertionError(f"carriers disagree: {failing.describe(label, 'numpy')} (atol={atol}, rtol={rtol})")
     return report
-
-
-# Last: the comparison module uses the helpers above.
-from .compare import NativeComparison, compare_with_native  # noqa: E402

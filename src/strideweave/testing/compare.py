@@ -19,7 +19,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import array_api as xp
 from ..tensors.tensor import Tensor
+from ._carriers import _carrier_label, _carrier_list
 
 __all__ = ["compare_with_native", "NativeComparison", "REFERENCES"]
 
@@ -142,8 +144,6 @@ def _cotangents(given: Any, shapes: list) -> list:
 
 
 def _run_strideweave(fn, hosts, args, cotangent, carrier):
-    import strideweave.array_api as xp
-
     call, leaves = [], []
     for host, arg in zip(hosts, args):
         if host is None:
@@ -280,8 +280,6 @@ def compare_with_native(fn: Callable, inputs: Sequence[Any], *, carriers: Any = 
     with that table when an element is beyond ``atol + rtol * |reference|``
     or a run cannot be compared (an exception, a shape that differs).
     """
-    from . import _carrier_label, _carrier_list
-
     if isinstance(inputs, (Tensor, np.ndarray)) or not isinstance(inputs, (list, tuple)):
         raise TypeError(f"compare_with_native: inputs must be a list or tuple of positional arguments, got "
                         f"{type(inputs).__name__}")

@@ -29,6 +29,11 @@ import types
 
 import pytest
 
+from .. import array_api as namespace
+from ..carriers import set_default_carrier
+from ._carriers import available_carriers
+from .compare import compare_with_native
+
 __all__ = ["sw_carrier", "xp", "check_grad", "CarrierNamespace", "pytest_addoption", "pytest_generate_tests"]
 
 
@@ -43,8 +48,6 @@ def pytest_addoption(parser):
 
 
 def _carriers(config) -> list[str]:
-    from . import available_carriers
-
     installed = available_carriers()
     chosen = config.getoption("--sw-carriers", default=None)
     if not chosen:
@@ -79,8 +82,6 @@ class CarrierNamespace(types.ModuleType):
     """``strideweave.array_api`` whose ``asarray`` places arrays on one carrier unless told otherwise."""
 
     def __init__(self, carrier: str):
-        import strideweave.array_api as namespace
-
         super().__init__(namespace.__name__, namespace.__doc__)
         self._namespace = namespace
         self.carrier = carrier
@@ -100,17 +101,13 @@ class CarrierNamespace(types.ModuleType):
 @pytest.fixture
 def xp(sw_carrier):
     """``strideweave.array_api`` on ``sw_carrier``: the default carrier while the test runs, and ``asarray``'s."""
-    import strideweave as sw
-
-    with sw.set_default_carrier(sw_carrier):
+    with set_default_carrier(sw_carrier):
         yield CarrierNamespace(sw_carrier)
 
 
 @pytest.fixture
 def check_grad(sw_carrier):
     """``check_grad(fn, inputs, **options)``: ``compare_with_native`` on this carrier against torch and JAX."""
-    from .compare import compare_with_native
-
     references = tuple(name for name in ("torch", "jax") if importlib.util.find_spec(name) is not None)
 
     def check(fn, inputs, **options):
