@@ -39,10 +39,12 @@ from ..operation import Operation, _unique_carriers, result_state, versions_of
 from ..tensors.broadcasting import sum_to
 from ..ops._natural import _to_rev, natural
 from ..autograd.cotangents import cotangent_for
+from ..autograd.engine import is_traversal_gradient
 from ..tensors.values import kind_of
 from ..ops.views import View
 from ..tensors.writes import write as write_storage
 from ..tensors.tensor import _LOST_PRECISION, Tensor, lost_precision_origin
+from ._native_operands import constant
 
 __all__ = ["inplace_operator", "recorded_setitem", "WrittenValue"]
 
@@ -104,8 +106,6 @@ def carries_gradient(value: Any, carriers: tuple, *, leaf_value: bool = False) -
     """Whether ``value`` would pass a gradient to a Float32 leaf that is neither a gradient some
     traversal handed out nor stored in ``carriers``: then writing it into a leaf fills a buffer.
     A leaf ``value`` itself counts only with ``leaf_value`` (``x[key] = leaf``)."""
-    from ..autograd.engine import is_traversal_gradient
-
     if not isinstance(value, Tensor) or value._dtype is not _FLOAT32:
         return False
     if value._ctx is None:
@@ -363,8 +363,6 @@ def inplace_operator(name: str, symbol: str):
 
     def method(self, other):
         if not isinstance(other, (Tensor, bool, int, float, complex)):
-            from ._native_operands import constant
-
             other = constant(self, other, symbol)  # an array of the Tensor's own library is a constant
         base = base_of(self)
         if not records(base, other):

@@ -14,6 +14,8 @@ from typing import Any
 
 from ..dtypes import DType
 from ..operation import outside_operation
+from ..ops import astype as _astype
+from ..ops.arrays import roll as _roll
 from ..ops._natural import wrap_natural
 from ..tensors.tensor import Tensor
 from ._devices import kind_for_device
@@ -85,12 +87,10 @@ def _shift(name: str, x: Any, axes: Any, inverse: bool) -> Tensor:
     """``fftshift`` / ``ifftshift``: a roll, differentiable on Float32 Tensors."""
     if not isinstance(x, Tensor) or x.dtype is not DType.Float32:
         return _run(name, x, axes=axes)
-    from .. import array_api as xp
-
     shape = x.shape
     axes = tuple(range(len(shape))) if axes is None else (axes,) if isinstance(axes, int) else tuple(axes)
     shifts = tuple(-(shape[a] // 2) if inverse else shape[a] // 2 for a in axes)
-    return xp.roll(x, shifts, axis=axes) if axes else x
+    return _roll(x, shifts, axis=axes) if axes else x
 
 
 def fftshift(x, /, *, axes=None):
@@ -107,11 +107,7 @@ def _freq(name: str, n: int, d: float, dtype, device) -> Tensor:
     kind = kind_for_device(device)
     out = wrap_natural(getattr(kind.namespace.fft, name)(n, d=d), kind)
     dtype = DType.Float32 if dtype is None else dtype  # the namespace's default real dtype
-    if out.dtype is not dtype:
-        from ..ops import astype
-
-        out = astype(out, dtype)
-    return out
+    return out if out.dtype is dtype else _astype(out, dtype)
 
 
 def fftfreq(n, /, *, d=1.0, dtype=None, device=None):

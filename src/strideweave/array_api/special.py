@@ -16,7 +16,9 @@ from typing import Any
 
 from ..ops._natural import natural_op
 from ..ops.arrays import _run
+from ..tensors.broadcasting import sum_to
 from ..tensors.tensor import Tensor, to_numpy
+from ._creation import asarray
 
 __all__ = ["erf", "erfc", "expit", "logit", "ndtr", "log_ndtr", "ndtri", "entr", "xlogy", "xlog1py",
            "gammaln", "digamma", "psi", "binom", "betainc", "betaincc"]
@@ -74,8 +76,6 @@ def _unary(name: str, derivative, *, keeps_result: bool = False):
 def _tensor(x: Any, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    from . import asarray
-
     return asarray(x) if like is None else asarray(x, dtype=like.dtype, device=like.device)
 
 
@@ -99,8 +99,6 @@ def _binary(name: str, d_first, d_second):
         return xp.astype(_native(xp, name)(a, b), a.dtype), None
 
     def vjp(xp, g, kept, a, b):
-        from ..tensors.broadcasting import sum_to
-
         shape = tuple(g.shape)
         full_a, full_b = xp.broadcast_to(a, shape), xp.broadcast_to(b, shape)
         return (sum_to(xp, g * d_first(xp, full_a, full_b), tuple(a.shape)),

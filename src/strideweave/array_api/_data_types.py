@@ -1,0 +1,83 @@
+"""The standard's data types and data-type functions (StrideWeave's one promotion rule, ``dtypes``)."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import ops as _ops
+from ..dtypes import DType, SimpleDType, result_type as _result_type
+from ..tensors.tensor import Tensor
+from ._creation import to_device
+from ._helpers import check as _check, checked_dtype as _dtype
+
+__all__ = ["bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128",
+           "astype", "result_type", "can_cast", "finfo", "iinfo", "isdtype"]
+
+bool = DType.Bool  # noqa: A001
+int8, int16, int32, int64 = DType.Int8, DType.Int16, DType.Int32, DType.Int64
+uint8 = DType.UInt8
+float32, float64 = DType.Float32, DType.Float64
+complex64, complex128 = DType.Complex64, DType.Complex128
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``x`` converted to ``dtype`` (and moved to ``device``)."""
+    x = _check(x, "astype")
+    if device is not None:
+        x = to_device(x, device)
+    if dtype is x.dtype and not copy:
+        return x
+    return _ops.astype(x, _dtype(dtype, x.dtype))
+
+
+def result_type(*arrays_and_dtypes):
+    """The promoted dtype (StrideWeave's one promotion rule, see ``strideweave.dtypes``)."""
+    ops = [a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes]
+    return _result_type(*ops)
+
+
+def can_cast(from_, to, /):
+    """Whether ``from_`` promotes to ``to`` without changing kind downwards."""
+    src = from_.dtype if isinstance(from_, Tensor) else from_
+    try:
+        return _result_type(src, to) is to
+    except TypeError:
+        return False
+
+
+class finfo:
+    """Machine limits of a floating dtype."""
+
+    def __init__(self, type, /):  # noqa: A002
+        dtype = type.dtype if isinstance(type, Tensor) else type
+        info = np.finfo(dtype.name)
+        self.bits, self.eps, self.max = int(info.bits), float(info.eps), float(info.max)
+        real = {"complex64": float32, "complex128": float64}.get(dtype.name, dtype)
+        self.min, self.smallest_normal, self.dtype = float(info.min), float(info.smallest_normal), real
+
+
+class iinfo:
+    """Machine limits of an integer dtype."""
+
+    def __init__(self, type, /):  # noqa: A002
+        dtype = type.dtype if isinstance(type, Tensor) else type
+        info = np.iinfo(dtype.name)
+        self.bits, self.max, self.min, self.dtype = int(info.bits), int(info.max), int(info.min), dtype
+
+
+_KIND_NAMES = {"bool": ("bool",), "signed integer": ("int",), "unsigned integer": ("uint",),
+               "integral": ("int", "uint"), "real floating": ("float",), "complex floating": ("complex",),
+               "numeric": ("int", "uint", "float", "complex")}
+
+
+def isdtype(dtype, kind):
+    """Whether ``dtype`` is of ``kind`` (a dtype, a kind name, or a tuple of them)."""
+    if isinstance(kind, tuple):
+        return builtins.any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, SimpleDType):
+        return dtype is kind
+    if kind not in _KIND_NAMES:
+        raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(_KIND_NAMES)}")
+    return dtype.kind in _KIND_NAMES[kind]

@@ -1,0 +1,92 @@
+"""The standard's reductions: ``axis=``, ``keepdims``, 0-d full reductions, the standard's accumulation dtypes."""
+
+from __future__ import annotations
+
+from .. import ops as _ops
+from ..ops._natural import wrap_natural
+from ..tensors.tensor import Tensor
+from ._devices import default_int
+from ._helpers import axes as _axes, check as _check, to_0d as _to_0d
+
+__all__ = ["sum", "prod", "mean", "max", "min", "all", "any"]
+
+_bool = bool
+
+
+def _reduce(fn, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -> Tensor:
+    x = _check(x, name)
+    if dtype is not None and dtype is not x.dtype:
+        x = _ops.astype(x, dtype)
+    ndim = x._layout.rank
+    axes = _axes(axis, ndim, name)
+    if ndim == 0 or axes == ():
+        return _ops.copy(x) if fn is not None else x
+    full = axes is None or len(axes) == ndim
+    out = fn(x, modes=axes, keepdims=keepdims)
+    return _to_0d(out) if full and not keepdims else out
+
+
+def _sum_dtype(x: Tensor, dtype):
+    # The standard: integer sums and products accumulate in the default integer dtype. Unsigned
+    # ones would take the default unsigned dtype, which StrideWeave does not store (only uint8):
+    # they widen to the default integer dtype, as in PyTorch.
+    if dtype is None and x.dtype.kind in ("int", "uint", "bool"):
+        default = default_int(x._carriers[0].kind)
+        return default if x.dtype.bits < default.bits or x.dtype.kind == "bool" else None
+    return dtype
+
+
+def _accumulate(fn, name, x, axis, dtype, keepdims):
+    x = _check(x, name)
+    dtype = _sum_dtype(x, dtype)
+    want = dtype or x.dtype
+    compute = dtype
+    if want.kind == "uint":
+        # NumPy widens unsigned sums to uint64, which is not stored: accumulate in the default
+        # integer dtype and wrap back to ``want``, as accumulating in it would.
+        compute = default_int(x._carriers[0].kind)
+    out = _reduce(fn, name, x, axis, keepdims, compute)
+    # Some backends widen small integer sums on their own (torch: uint8 -> int64); the standard fixes the dtype.
+    return out if out.dtype is want else _ops.astype(out, want)
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
+    """Sum over ``axis`` (all axes: a 0-d result)."""
+    return _accumulate(_ops.sum, "sum", x, axis, dtype, keepdims)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Product over ``axis``."""
+    return _accumulate(_ops.prod, "prod", x, axis, dtype, keepdims)
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """Arithmetic mean over ``axis``."""
+    return _reduce(_ops.mean, "mean", x, axis, keepdims)
+
+
+def max(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    """Maximum over ``axis`` (ties share the gradient as in torch)."""
+    return _reduce(_ops.max, "max", x, axis, keepdims)
+
+
+def min(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    """Minimum over ``axis``."""
+    return _reduce(_ops.min, "min", x, axis, keepdims)
+
+
+def all(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    """Logical AND over ``axis`` (not differentiable)."""
+    return _logical_reduce(_check(x, "all"), axis, keepdims, "all")
+
+
+def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    """Logical OR over ``axis`` (not differentiable)."""
+    return _logical_reduce(_check(x, "any"), axis, keepdims, "any")
+
+
+def _logical_reduce(x: Tensor, axis, keepdims, name):
+    axes = _axes(axis, x._layout.rank, name)
+    kind = x._carriers[0].kind
+    native = x.to_array()
+    return wrap_natural(getattr(kind.namespace, name)(native, axis=axes, keepdims=keepdims), kind)
