@@ -307,6 +307,12 @@ class Operation:
         self._result_state = None
         self._released = True
 
+    def _materialized(self, carriers: tuple) -> None:
+        """The lazy result's carrier was just made (``Tensor._materialize``): from now on it can be written,
+        so the node checks that it was not (``_check_result``)."""
+        if not self._released:
+            self._result_state = (carriers, (0,))
+
     def _check_versions(self) -> None:
         """Raise RuntimeError when saved storage, or the result's, was modified after the forward pass."""
         inputs = self._inputs

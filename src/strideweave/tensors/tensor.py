@@ -141,9 +141,8 @@ class Tensor:
                 self._carrier_tuple = carriers
                 self._raw = None
                 node = self._ctx
-                if node is not None and not node._released:
-                    # From now on the buffer can be written: the node checks it was not (Operation._check_result).
-                    node._result_state = (carriers, (0,))
+                if node is not None:
+                    node._materialized(carriers)
         return carriers
 
     def _alias(self) -> "Tensor":

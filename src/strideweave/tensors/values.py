@@ -20,13 +20,24 @@ from .tensor import Tensor, blocks_rev_array
 
 # ----- where a Tensor lives ----------------------------------------------------------------------
 
-def kind_of(carrier) -> CarrierKind:
+def where(tensor: Tensor) -> CarrierKind:
+    """The carrier kind a one-carrier Tensor lives on.
+
+    The one answer to "where does this Tensor live": a result made by
+    ``Tensor._from_raw`` answers from its kind, so asking never makes the
+    carrier object its laziness saved.
+    """
+    if tensor._raw is not None:
+        return tensor._kind
+    carrier = tensor._carrier_tuple[0]
     kind = carrier._kind
     return kind if kind is not None else carrier.kind
 
 
-def _same_place(a, b) -> bool:
-    return a is b or (a.__class__ is b.__class__ and a._xp is b._xp and a._device == b._device)
+def kind_of(carrier) -> CarrierKind:
+    """The kind of a carrier object (its cached ``kind``)."""
+    kind = carrier._kind
+    return kind if kind is not None else carrier.kind
 
 
 #: 0-d Tensors made without ``device=`` (``xp.asarray(2.0)``): like torch's 0-d CPU tensors, they
@@ -48,14 +59,24 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
     """
     if options is not None and options.carrier is not None:
         return resolve(options.carrier, device=options.device)
-    first = tensors[0]._carriers[0]
-    if len(tensors) == 1 and tensors[0]._blocks is None:
-        return first._kind or first.kind
+    first = tensors[0]
+    if first._blocks is None:
+        kind = where(first)
+        if len(tensors) == 1:
+            return kind
+    else:
+        kind = kind_of(first._carriers[0])
     for tensor in tensors:
-        for carrier in tensor._carriers:
-            if carrier is not first and not _same_place(first, carrier):
+        if tensor._raw is not None:
+            other = tensor._kind
+            if other is not kind and other != kind:
                 return _mixed_place(tensors)
-    return kind_of(first)
+            continue
+        for carrier in tensor._carrier_tuple:
+            other = carrier._kind
+            if other is not kind and kind_of(carrier) != kind:
+                return _mixed_place(tensors)
+    return kind
 
 
 def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
@@ -65,7 +86,7 @@ def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
     first = anchors[0]._carriers[0]
     for tensor in anchors:
         for carrier in tensor._carriers:
-            if carrier is not first and not _same_place(first, carrier):
+            if carrier is not first and kind_of(carrier) != kind_of(first):
                 blocks = any(t._blocks is not None for t in tensors)
                 raise (MixedBlocks if blocks else TypeError)(
                     f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); move one "
@@ -86,8 +107,7 @@ def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
         flat = flat_operand(tensor)
         if flat is not None:
             return flat[1], flat[0]
-        carrier = tensor._carriers[0]
-        return carrier._kind or carrier.kind, None
+        return where(tensor), None
     kind = place((tensor,), options)
     return kind, dense_buffer(tensor, kind)
 
@@ -122,6 +142,9 @@ def _describe(carrier) -> str:
 
 def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     """The rev array of ``tensor``, moved onto ``kind`` when it lives elsewhere."""
+    raw = tensor._raw
+    if raw is not None and (tensor._kind is kind or tensor._kind == kind) and not kind[0].keeps_shape:
+        return from_storage(raw, tensor._layout, kind[1])  # a lazy result's buffer: no carrier made
     carrier = tensor._carriers[0]
     cls, xp, device = kind
     if carrier.__class__ is cls and carrier._xp is xp and tensor._blocks is None and carrier._device == device:
