@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import ops as _ops
-from .dtypes import SimpleDType
+from .dtypes import SimpleDType, dtype_from_name
 from .layout import Shape
 from .tensors.tensor import Tensor
 
@@ -60,10 +60,8 @@ def as_dtype(dtype: Any, name: str = "astype") -> SimpleDType:
     """A StrideWeave dtype from a StrideWeave, NumPy or Python dtype (``np.float64``, ``"int32"``, ``float``)."""
     if isinstance(dtype, SimpleDType):
         return dtype
-    from .tensors.creation import _NUMPY_NAMES
-
     try:
-        found = _NUMPY_NAMES.get(np.dtype(dtype).name)
+        found = dtype_from_name(np.dtype(dtype).name)
     except TypeError:
         found = None
     if found is None:

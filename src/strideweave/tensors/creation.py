@@ -10,18 +10,12 @@ import numpy as np
 from ..carriers import carrier_for_array, kind_for_array, resolve, transfer
 from .._marks import mark_unit
 from ..carriers.registry import TracerError
-from ..dtypes import CompoundDType, DType, SimpleDType
+from ..dtypes import CompoundDType, DType, SimpleDType, dtype_from_name
 from ..layout import Layout, Shape
 from .tensor import Tensor
 from .values import operand
 
 __all__ = ["converted", "tensor", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
-
-_NUMPY_NAMES = {"float32": DType.Float32, "float64": DType.Float64, "float16": DType.Float16,
-                "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32, "int64": DType.Int64,
-                "uint8": DType.UInt8, "bool": DType.Bool, "complex64": DType.Complex64,
-                "complex128": DType.Complex128}
-
 
 def _shape_modes(shape: Any) -> tuple:
     return shape.modes if isinstance(shape, Shape) else Shape(shape).modes
@@ -37,8 +31,11 @@ def _python_values(data: Any, dtype: SimpleDType | None) -> tuple[np.ndarray, Si
         raise TypeError(f"Tensor data must be numbers, bools or native arrays, got {data!r}")
     if dtype is None:
         dtype = {"b": DType.Bool, "f": DType.Float32, "c": DType.Complex64}.get(host.dtype.kind, DType.Int32)
-        if host.dtype.name in _NUMPY_NAMES and not isinstance(data, (list, tuple, int, float, bool, complex)):
-            dtype = _NUMPY_NAMES[host.dtype.name]  # a NumPy scalar keeps its dtype
+        if not isinstance(data, (list, tuple, int, float, bool, complex)):
+            try:
+                dtype = dtype_from_name(host.dtype.name)  # a NumPy scalar keeps its dtype
+            except TypeError:
+                pass
     if not isinstance(dtype, SimpleDType):
         raise TypeError(f"dtype must be a SimpleDType such as DType.Float32, got {dtype!r}")
     return host.astype(dtype.name, copy=False), dtype
