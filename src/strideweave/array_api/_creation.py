@@ -16,7 +16,8 @@ from ..tensors.creation import tensor as _sw_tensor
 from ..tensors.tensor import Tensor
 from ..tensors.values import joins_partner
 from ._devices import default_int, kind_for_device as _kind
-from ._helpers import check as _check, checked_dtype as _dtype, checked_shape as _shape
+from ..ops._args import tensor as _check
+from ._helpers import checked_dtype as _dtype, checked_shape as _shape
 from ._manipulation import broadcast_to, reshape, stack
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",

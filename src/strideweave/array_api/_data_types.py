@@ -10,7 +10,8 @@ from .. import ops as _ops
 from ..dtypes import DType, SimpleDType, result_type as _result_type
 from ..tensors.tensor import Tensor
 from ._creation import to_device
-from ._helpers import check as _check, checked_dtype as _dtype
+from ..ops._args import tensor as _check
+from ._helpers import checked_dtype as _dtype
 
 __all__ = ["bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128",
            "astype", "result_type", "can_cast", "finfo", "iinfo", "isdtype"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import ops as _ops
 from ..ops._natural import complex_forward as _complex_forward
 from ._creation import zeros_like
-from ._helpers import check as _check
+from ..ops._args import tensor as _check
 
 __all__ = ["conj", "real", "imag", "clip", "where"]
 

@@ -1,8 +1,10 @@
-"""Argument checks shared by the namespace's functions: Tensors, axes, dtypes, shapes, and 0-d results."""
+"""Checks and helpers shared by the namespace's functions: dtypes, shapes, 0-d results.
+
+A Tensor argument and axes are checked by ``ops._args``, as the op library checks them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
@@ -12,30 +14,6 @@ from ..layout import Shape
 from ..tensors.tensor import Tensor
 
 __all__: list[str] = []
-
-
-def check(x: Any, name: str) -> Tensor:
-    """``x`` itself when it is a Tensor (else a TypeError naming ``name``)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
-    return x
-
-
-def axes(axis: Any, ndim: int, name: str) -> tuple | None:
-    """``axis`` (None, an int or a tuple of ints) normalised and sorted; None stays None."""
-    if axis is None:
-        return None
-    picked = axis if isinstance(axis, tuple) else (axis,)
-    out = []
-    for a in picked:
-        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
-            raise TypeError(f"{name}: axis must be an int or a tuple of ints, got {axis!r}")
-        if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
-            raise IndexError(f"{name}: axis {a} is out of range for an array with {ndim} axes")
-        out.append(int(a) % max(ndim, 1))
-    if len(set(out)) != len(out):
-        raise ValueError(f"{name}: axis {axis!r} repeats an axis")
-    return tuple(sorted(out))
 
 
 def to_0d(t: Tensor) -> Tensor:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import ops as _ops
-from ._helpers import check as _check, to_0d as _to_0d
+from ..ops._args import tensor as _check
+from ._helpers import to_0d as _to_0d
 
 __all__ = ["matmul", "tensordot", "matrix_transpose"]
 

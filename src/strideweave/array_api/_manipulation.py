@@ -11,7 +11,8 @@ from ..dtypes import result_type as _result_type
 from ..layout import Shape
 from ..ops.arrays import _c_reshape, expand_dims as _expand_dims, moveaxis
 from ..tensors.tensor import Tensor
-from ._helpers import axes as _axes, check as _check, checked_shape as _shape, to_0d as _to_0d
+from ..ops._args import axis as _axis, tensor as _check
+from ._helpers import checked_shape as _shape, to_0d as _to_0d
 
 __all__ = ["inferred_shape", "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "concat", "stack",
            "unstack", "expand_dims"]
@@ -90,16 +91,13 @@ def concat(arrays, /, *, axis=0):
 def stack(arrays, /, *, axis=0):
     """Join arrays along a new ``axis``."""
     arrays = _promoted([_check(a, "stack") for a in arrays])
-    ndim = arrays[0].ndim + 1
-    if not -ndim <= axis < ndim:
-        raise IndexError(f"stack: axis {axis} out of range for {ndim} axes")
-    return _ops.stack(arrays, axis % ndim)
+    return _ops.stack(arrays, _axis(axis, arrays[0].ndim + 1, "stack"))
 
 
 def unstack(x, /, *, axis=0):
     """The slices of ``x`` along ``axis``, as a tuple."""
     x = _check(x, "unstack")
-    axis = _axes(axis, x.ndim, "unstack")[0]
+    axis = _axis(axis, x.ndim, "unstack")
     moved = moveaxis(x, axis, 0) if axis else x
     return tuple(moved[i] for i in range(moved.shape[0]))
 

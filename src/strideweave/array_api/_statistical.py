@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 from .. import ops as _ops
+from ..ops._args import axes as _axes, tensor as _check
 from ..ops._natural import wrap_natural
+from ..ops.reduction import RULES as _RULES
 from ..tensors.tensor import Tensor
 from ._devices import default_int
-from ._helpers import axes as _axes, check as _check, to_0d as _to_0d
+from ._helpers import to_0d as _to_0d
 
 __all__ = ["sum", "prod", "mean", "max", "min", "all", "any"]
 
 _bool = bool
+_Sum, _Prod, _Mean, _Max, _Min = (_RULES[name] for name in ("sum", "prod", "mean", "max", "min"))
 
 
-def _reduce(fn, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -> Tensor:
-    x = _check(x, name)
-    if dtype is not None and dtype is not x.dtype:
+def _reduce(op_class, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -> Tensor:
+    """The reduction ``op_class`` of the Tensor ``x`` over ``axis``, its axes normalised here only."""
+    if dtype is not None and dtype is not x._dtype:
         x = _ops.astype(x, dtype)
     ndim = x._layout.rank
-    axes = _axes(axis, ndim, name)
-    if ndim == 0 or axes == ():
-        return _ops.copy(x) if fn is not None else x
-    full = axes is None or len(axes) == ndim
-    out = fn(x, modes=axes, keepdims=keepdims)
-    return _to_0d(out) if full and not keepdims else out
+    reduced = _axes(axis, ndim, name, scalar=True)
+    if ndim == 0 or not reduced:
+        return _ops.copy(x)
+    out = op_class()(x, reduced=reduced, keepdims=keepdims)
+    return _to_0d(out) if len(reduced) == ndim and not keepdims else out
 
 
 def _sum_dtype(x: Tensor, dtype):
@@ -36,7 +38,7 @@ def _sum_dtype(x: Tensor, dtype):
     return dtype
 
 
-def _accumulate(fn, name, x, axis, dtype, keepdims):
+def _accumulate(op_class, name, x, axis, dtype, keepdims):
     x = _check(x, name)
     dtype = _sum_dtype(x, dtype)
     want = dtype or x.dtype
@@ -45,34 +47,34 @@ def _accumulate(fn, name, x, axis, dtype, keepdims):
         # NumPy widens unsigned sums to uint64, which is not stored: accumulate in the default
         # integer dtype and wrap back to ``want``, as accumulating in it would.
         compute = default_int(x._carriers[0].kind)
-    out = _reduce(fn, name, x, axis, keepdims, compute)
+    out = _reduce(op_class, name, x, axis, keepdims, compute)
     # Some backends widen small integer sums on their own (torch: uint8 -> int64); the standard fixes the dtype.
     return out if out.dtype is want else _ops.astype(out, want)
 
 
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
     """Sum over ``axis`` (all axes: a 0-d result)."""
-    return _accumulate(_ops.sum, "sum", x, axis, dtype, keepdims)
+    return _accumulate(_Sum, "sum", x, axis, dtype, keepdims)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis``."""
-    return _accumulate(_ops.prod, "prod", x, axis, dtype, keepdims)
+    return _accumulate(_Prod, "prod", x, axis, dtype, keepdims)
 
 
 def mean(x, /, *, axis=None, keepdims=False):
     """Arithmetic mean over ``axis``."""
-    return _reduce(_ops.mean, "mean", x, axis, keepdims)
+    return _reduce(_Mean, "mean", _check(x, "mean"), axis, keepdims)
 
 
 def max(x, /, *, axis=None, keepdims=False):  # noqa: A001
     """Maximum over ``axis`` (ties share the gradient as in torch)."""
-    return _reduce(_ops.max, "max", x, axis, keepdims)
+    return _reduce(_Max, "max", _check(x, "max"), axis, keepdims)
 
 
 def min(x, /, *, axis=None, keepdims=False):  # noqa: A001
     """Minimum over ``axis``."""
-    return _reduce(_ops.min, "min", x, axis, keepdims)
+    return _reduce(_Min, "min", _check(x, "min"), axis, keepdims)
 
 
 def all(x, /, *, axis=None, keepdims=False):  # noqa: A001
@@ -86,7 +88,7 @@ def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
 
 
 def _logical_reduce(x: Tensor, axis, keepdims, name):
-    axes = _axes(axis, x._layout.rank, name)
+    axes = None if axis is None else _axes(axis, x._layout.rank, name, scalar=True)
     kind = x._carriers[0].kind
     native = x.to_array()
     return wrap_natural(getattr(kind.namespace, name)(native, axis=axes, keepdims=keepdims), kind)

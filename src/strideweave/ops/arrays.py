@@ -19,6 +19,7 @@ from ..carriers.registry import default_int
 from ..operation import outside_operation
 from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import sum_to as _sum_to
+from ._args import axes as _axes, axis as _axis, tensor as _tensor
 from ._natural import natural, natural_op, row_major, wrap_natural
 from ..tensors.values import kind_of, place
 
@@ -31,32 +32,6 @@ __all__ = [
 
 
 # ----- argument checks ---------------------------------------------------------------------------------
-
-def _tensor(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
-    return x
-
-
-def _axis(axis: Any, ndim: int, name: str) -> int:
-    try:
-        index = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an int, got {axis!r}") from None
-    if isinstance(axis, bool) or not -ndim <= index < ndim:
-        raise IndexError(f"{name}: axis {axis!r} is out of range for an array with {ndim} axes")
-    return index % ndim
-
-
-def _axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
-    """``None`` (every axis), an int or a tuple of distinct ints, normalised and sorted."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = tuple(_axis(a, ndim, name) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: axis {axis!r} names an axis twice")
-    return tuple(sorted(axes))
-
 
 def _float_only(x: Tensor, name: str) -> None:
     if x._dtype.kind != "float":

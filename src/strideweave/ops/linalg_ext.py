@@ -22,7 +22,8 @@ from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import sum_to as _sum_to
 from ._natural import natural_op, packed_op, unpack
 from ..tensors.values import kind_of
-from .arrays import _axes, _c_reshape, _run, _tensor
+from ._args import axes as _axes, tensor as _tensor
+from .arrays import _c_reshape, _run
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank",

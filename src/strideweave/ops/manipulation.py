@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Sequence
 
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
+from ._args import axis as _axis
 from ._primitive import Primitive
 from ..tensors.values import as_array_like, mode_operand, operand, place, wrap
 from ..autograd.cotangents import gradient_values
@@ -26,13 +26,6 @@ def _check_tensors(tensors: Sequence[Any], name: str) -> tuple[Tensor, ...]:
     return tensors
 
 
-def _mode_index(mode: Any, rank: int, name: str) -> int:
-    index = operator.index(mode)
-    if not -rank <= index < rank:
-        raise IndexError(f"{name}: mode {index} is out of range for {rank} top-level modes")
-    return index % rank
-
-
 # ----- concat / stack ---------------------------------------------------------------------------------
 
 class Concat(Primitive):
@@ -44,7 +37,7 @@ class Concat(Primitive):
         tensors = _check_tensors(tensors, "concat")
         first = tensors[0]
         rank = first._layout.rank
-        mode = _mode_index(mode, rank, "concat")
+        mode = _axis(mode, rank, "concat", "mode")
         modes = first._layout.shape.modes
         for t in tensors:
             other = t._layout.shape.modes
@@ -90,7 +83,7 @@ class Stack(Primitive):
             if t._layout.shape.modes != modes:
                 raise ValueError(f"stack: shapes {tensors[0].shape} and {t.shape} differ")
         rank = len(modes) + 1
-        mode = _mode_index(mode, rank, "stack")
+        mode = _axis(mode, rank, "stack", "mode")
         kind = place(tensors, options)
         axis = rank - 1 - mode
         self.place = kind

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from functools import lru_cache
 from typing import Any
 
@@ -10,6 +9,7 @@ from .._marks import unit_alias
 from ..layout import Layout
 from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import leaves_of
+from ._args import axes as _axes, tensor as _tensor
 from ._primitive import Primitive
 from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
 from ._storage import flat_capable
@@ -38,28 +38,6 @@ def _reduction_plan(modes: tuple, reduced: tuple, keepdims: bool) -> tuple:
     return tuple(sorted(axes)), kept_rev, out_modes
 
 
-def _normalise_modes(modes: Any, rank: int, name: str) -> tuple:
-    if modes is None:
-        return tuple(range(rank))
-    if isinstance(modes, bool):
-        raise TypeError(f"{name}: modes must be None, an int or a tuple of ints, got {modes!r}")
-    if not isinstance(modes, (tuple, list)):
-        modes = (modes,)
-    out = []
-    for mode in modes:
-        try:
-            index = operator.index(mode)
-        except TypeError:
-            raise TypeError(f"{name}: modes must hold ints, got {mode!r}") from None
-        if not -rank <= index < rank:
-            raise IndexError(f"{name}: mode {index} is out of range for a Tensor with {rank} top-level modes")
-        index %= rank
-        if index in out:
-            raise ValueError(f"{name}: mode {index} appears twice in {tuple(modes)!r}")
-        out.append(index)
-    return tuple(sorted(out))
-
-
 class _Reduction(Primitive):
     """Forward reduces the rev axes of the chosen modes; ``saved`` is (axes, kept rev shape, extra)."""
 
@@ -71,12 +49,10 @@ class _Reduction(Primitive):
     #: whether the VJP reads the result
     reads_result = False
 
-    def forward(self, x: Any, *, modes=None, keepdims: bool = False, options=None) -> Tensor:
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{self.function} expects a Tensor, got {type(x).__name__}: {x!r}")
+    def forward(self, x: Tensor, *, reduced: tuple, keepdims: bool = False, options=None) -> Tensor:
+        # ``reduced``: the top-level modes to reduce, normalised by the caller (``_args.axes``)
         kind = place((x,), options)
         xp = kind.namespace
-        reduced = _normalise_modes(modes, x._layout.rank, self.function)
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims))
         carrier = dense_carrier(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None
         if carrier is not None:
@@ -166,7 +142,9 @@ def _reduction(name, forward, vjp, reads, doc):
         "reads_input": "x" in reads, "reads_result": "out" in reads})
 
     def reduce(x, modes=None, keepdims: bool = False, *, options=None) -> Tensor:
-        return op_class()(x, modes=modes, keepdims=keepdims, options=options)
+        x = _tensor(x, name)
+        reduced = _axes(modes, x._layout.rank, name, "mode")
+        return op_class()(x, reduced=reduced, keepdims=keepdims, options=options)
 
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"{doc} over the top-level ``modes`` (None: all). Reduced modes are removed, or kept "

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ..tensors.tensor import Tensor
-from .arrays import _forward_only, _tensor
+from ._args import tensor as _tensor
+from .arrays import _forward_only
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
