@@ -193,7 +193,6 @@ def attach() -> None:
     Tensor.__bool__ = lambda self: _scalar(self, bool, "__bool__")
     Tensor.mT = property(_mT)
     Tensor.to_device = _to_device
-    Tensor.ndim = property(lambda self: self._layout.rank)
     Tensor.__dlpack__ = _dlpack
 
 
