@@ -8,7 +8,6 @@ from ..ops._natural import wrap_natural
 from ..ops.reduction import RULES as _RULES
 from ..tensors.tensor import Tensor
 from ._devices import default_int
-from ._helpers import to_0d as _to_0d
 
 __all__ = ["sum", "prod", "mean", "max", "min", "all", "any"]
 
@@ -17,15 +16,15 @@ _Sum, _Prod, _Mean, _Max, _Min = (_RULES[name] for name in ("sum", "prod", "mean
 
 
 def _reduce(op_class, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -> Tensor:
-    """The reduction ``op_class`` of the Tensor ``x`` over ``axis``, its axes normalised here only."""
+    """The reduction ``op_class`` of the Tensor ``x`` over ``axis`` (normalised here, once)."""
     if dtype is not None and dtype is not x._dtype:
         x = _ops.astype(x, dtype)
     ndim = x._layout.rank
     reduced = _axes(axis, ndim, name, scalar=True)
     if ndim == 0 or not reduced:
         return _ops.copy(x)
-    out = op_class()(x, reduced=reduced, keepdims=keepdims)
-    return _to_0d(out) if len(reduced) == ndim and not keepdims else out
+    # A full reduction is 0-d in the same one node (the layout-native ``sw.sum`` gives (1):(1)).
+    return op_class()(x, reduced=reduced, keepdims=keepdims, zero_d=True)
 
 
 def _sum_dtype(x: Tensor, dtype):

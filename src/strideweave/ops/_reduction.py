@@ -1,0 +1,148 @@
+"""The reduction machinery: the rule record, the ``Reduction`` base, and the public functions it makes.
+
+The rules themselves are a table in ``ops/reduction.py``. A reduction sums
+(or takes the mean, extremum, product of) the rev axes of the chosen
+top-level modes. Reduced modes are removed, or kept with extent 1 with
+``keepdims``; reducing every mode gives layout ``(1):(1)``, the layout-native
+result, or a 0-d result with ``zero_d`` (the Array API's), in the same one
+recorded node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+from .._marks import unit_alias
+from ..autograd.cotangents import gradient_values, spread
+from ..layout import Layout
+from ..tensors.broadcasting import leaves_of
+from ..tensors.tensor import Tensor
+from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
+from ._args import axes as _axes, tensor as _tensor
+from ._primitive import Primitive
+from ._storage import flat_capable
+
+__all__ = ["ReductionRule", "Reduction", "reduction_op"]
+
+
+@dataclass(frozen=True)
+class ReductionRule:
+    """``forward(xp, values, axes)`` reduces rev axes; ``vjp(xp, g, x, axes, out, inv_count)`` is the gradient.
+
+    The VJP gets ``g`` with the reduced axes kept at extent 1, the input
+    values ``x`` and the result ``out`` (each only when ``reads`` names it,
+    ``"x"`` and ``"out"``; else None), and ``inv_count``, one over the number
+    of elements reduced into each result. ``doc`` starts the function's
+    docstring.
+    """
+
+    forward: Callable
+    _: KW_ONLY
+    vjp: Callable
+    doc: str
+    reads: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.reads.split()) - {"x", "out"}
+        if unknown:
+            raise ValueError(f"a reduction rule's reads names {sorted(unknown)}; expected words among ('x', 'out')")
+
+
+@lru_cache(maxsize=4096)
+def _reduction_plan(modes: tuple, reduced: tuple, keepdims: bool, zero_d: bool) -> tuple:
+    """Rev axes to reduce, rev shape of the result with kept singleton axes, and the result modes."""
+    n_leaves = len(leaves_of(modes))
+    axes: list[int] = []
+    start = 0
+    for index, mode in enumerate(modes):
+        count = len(leaves_of((mode,)))
+        if index in reduced:
+            axes.extend(range(n_leaves - start - count, n_leaves - start))
+        start += count
+    kept_rev = tuple(1 if axis in axes else extent
+                     for axis, extent in enumerate(reversed(leaves_of(modes))))
+    if keepdims:
+        out_modes = tuple(1 if i in reduced else m for i, m in enumerate(modes))
+    else:
+        out_modes = tuple(m for i, m in enumerate(modes) if i not in reduced) or (() if zero_d else (1,))
+    return tuple(sorted(axes)), kept_rev, out_modes
+
+
+class Reduction(Primitive):
+    """Forward reduces the rev axes of the chosen modes; ``saved`` is (axes, kept rev shape, result, 1/count)."""
+
+    __slots__ = ()
+    function = ""
+    composite = False  # forward computes natively, calling no other operation
+    #: whether the VJP reads the input's values (else a full reduction may read the flat buffer)
+    reads_input = False
+    #: whether the VJP reads the result
+    reads_result = False
+
+    def forward(self, x: Tensor, *, reduced: tuple, keepdims: bool = False, zero_d: bool = False,
+                options=None) -> Tensor:
+        # ``reduced``: the top-level modes to reduce, normalised by the caller (``_args.axes``), once.
+        # ``zero_d``: every mode reduced without ``keepdims`` gives a 0-d result, not (1):(1).
+        kind = place((x,), options)
+        xp = kind.namespace
+        axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims), zero_d)
+        carrier = dense_carrier(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None
+        if carrier is not None:
+            # Every axis reduced: the buffer says it all, in whatever shape it was computed.
+            values = carrier.dense_values()
+            out = self.compute(xp, values, tuple(range(values.ndim)))
+            # Backward spreads one value over the flat buffer: raw, where arrays reshape for free.
+            self.flat = flat_capable((x,), kind)
+        else:
+            out = self.compute(xp, operand(x, kind), axes)
+        self.place = kind
+        kept = 1
+        for extent in kept_rev:
+            kept *= extent
+        size = x._layout.size
+        # 1 / (elements reduced into each result) = kept / size; 1 for an empty input
+        self.saved = (axes, kept_rev, xp.reshape(out, kept_rev) if self.reads_result else None,
+                      kept / size if size else 1.0)
+        out_layout = Layout.canonical(out_modes)
+        if out.ndim == 0 and kind[0].keeps_shape:
+            return wrap(out, out_layout, kind)  # one value: any shape is its buffer (a reshape is a dispatch)
+        return wrap(reshaped(out, out_layout.rev_leaf_shape, kind), out_layout, kind)
+
+    supports_batched = True
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        # A full reduction that reads neither its input nor its result: ``g`` holds one value.
+        kind = self.place
+        axes, _, _, inv_count = self.saved
+        one = self.vjp(kind[1], g, None, axes, None, inv_count)
+        return (spread(one, self._inputs[0]._layout.size, kind),), (False,)  # a stride-0 view
+
+    def backward(self, gradient: Tensor) -> tuple:
+        xp = self.place.namespace
+        axes, kept_rev, out, inv_count = self.saved
+        g, batch = gradient_values(self, gradient)
+        # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis
+        # leads). One value of no more axes than the input's already does.
+        if batch is not None or g.ndim > len(kept_rev) or any(extent != 1 for extent in kept_rev):
+            g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place))
+        values = operand(self._inputs[0], self.place) if self.reads_input else None
+        return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
+
+
+def reduction_op(name: str, rule: ReductionRule) -> tuple[type, Callable]:
+    """The ``Reduction`` class of ``rule`` and its layout-native public function ``name(x, modes, keepdims)``."""
+    op_class = type(name.title(), (Reduction,), {
+        "__slots__": (), "function": name, "compute": staticmethod(rule.forward), "vjp": staticmethod(rule.vjp),
+        "reads_input": "x" in rule.reads.split(), "reads_result": "out" in rule.reads.split()})
+
+    def reduce(x, modes=None, keepdims: bool = False, *, options=None) -> Tensor:
+        x = _tensor(x, name)
+        reduced = _axes(modes, x._layout.rank, name, "mode")
+        return op_class()(x, reduced=reduced, keepdims=keepdims, options=options)
+
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = (f"{rule.doc} over the top-level ``modes`` (None: all). Reduced modes are removed, or kept "
+                      "with extent 1 when ``keepdims``; reducing every mode gives layout (1):(1).")
+    return op_class, reduce
