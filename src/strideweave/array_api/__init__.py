@@ -57,13 +57,5 @@ def __array_namespace_info__() -> _Info:
     return _INFO
 
 
-# Complex operands run forward through the carrier's own namespace (no VJP:
-# only Float32 is differentiable); real operands take the differentiable rules.
-from ..ops._natural import COMPLEX_ELEMENTWISE as _COMPLEX_ELEMENTWISE  # noqa: E402
-from ._complex import complex_forward as _complex_forward  # noqa: E402
-
-for _name in sorted(_COMPLEX_ELEMENTWISE):
-    globals()[_name] = _complex_forward.wrap(_name, globals()[_name])
-
 #: every public name bound above
 __all__ = sorted(_name for _name in globals() if not _name.startswith("_"))

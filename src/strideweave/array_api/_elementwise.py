@@ -1,13 +1,13 @@
 """The standard's elementwise functions the op library does not define itself: conj, real, imag, clip, where.
 
 Every other elementwise function is the op library's own (``ops.elementwise``),
-complex operands included (they run forward only, ``ops._natural``).
+complex operands included (they run forward only, ``ops._complex``).
 """
 
 from __future__ import annotations
 
 from .. import ops as _ops
-from ..ops._natural import complex_forward as _complex_forward
+from ..ops._complex import complex_forward as _complex_forward
 from ._creation import zeros_like
 from ..ops._args import tensor as _check
 

@@ -16,6 +16,7 @@ from ..dtypes import DType
 from ..operation import outside_operation
 from ..ops import astype as _astype
 from ..ops.arrays import roll as _roll
+from ..ops._args import tensor as _tensor
 from ..ops._natural import wrap_natural
 from ..tensors.tensor import Tensor
 from ._devices import kind_for_device
@@ -25,8 +26,7 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
 
 
 def _run(name: str, x: Any, **kwargs: Any) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"fft.{name} expects a Tensor, got {type(x).__name__}: {x!r}")
+    x = _tensor(x, f"fft.{name}")
     kind = x._carriers[0].kind
     out = wrap_natural(getattr(kind.namespace.fft, name)(x.to_array(), **kwargs), kind)
     # Forward only: a Float32 result reached through it raises at backward instead of passing None.
