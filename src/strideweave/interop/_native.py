@@ -7,10 +7,9 @@ from typing import Any, Callable
 
 from ..operation import is_grad_enabled
 from ..carriers import resolve, transfer
-from ..tensors.creation import tensor as _wrap
 from ..operation import ExecutionOptions, Operation
 from ..tensors.tensor import Tensor
-from ._common import cotangent_for, fn_name
+from ._common import cotangent_for, fn_name, wrap_native
 
 __all__ = ["native_function"]
 
@@ -86,7 +85,7 @@ def native_function(fn: Callable, library, where: str) -> Callable:
         result, state = library.run(fn, full, positions, [record and t.is_differentiable() for t in tensors], kwargs,
                                     f"{name}: fn")
         outputs, single = library.outputs(result, f"{name}: fn")
-        results = [_wrap(transfer(library.detach(o), kind)) for o in outputs]
+        results = [wrap_native(transfer(library.detach(o), kind)) for o in outputs]
         if record:
             native_call = _NativeCall(library, state, outputs, name)
             results = [NativeOutput(native_call, k, r)(*args, options=options) if r.is_differentiable() else r

@@ -6,9 +6,8 @@ import functools
 from typing import Any, Callable
 
 from ..carriers import resolve, transfer
-from ..tensors.creation import tensor as _wrap
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp
+from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
 from ._native import native_function
 
 __all__ = ["torch_function", "from_torch"]
@@ -27,10 +26,10 @@ def _torch():
 class _Call:
     """One call of a wrapped function: what to run, and the StrideWeave graph it built."""
 
-    __slots__ = ("fn", "args", "kwargs", "positions", "inputs", "outputs", "single")
+    __slots__ = ("fn", "name", "args", "kwargs", "positions", "inputs", "outputs", "single")
 
-    def __init__(self, fn, args, kwargs, positions):
-        self.fn, self.args, self.kwargs, self.positions = fn, args, kwargs, positions
+    def __init__(self, fn, name, args, kwargs, positions):
+        self.fn, self.name, self.args, self.kwargs, self.positions = fn, name, args, kwargs, positions
         self.inputs = self.outputs = ()
         self.single = True
 
@@ -40,18 +39,36 @@ class _Call:
         args = list(self.args)
         inputs = []
         for position, native in zip(self.positions, natives):
-            args[position] = _wrap(native.detach())  # a view of the same storage: no copy
+            args[position] = wrap_native(native)  # a view of the same storage: no copy
             inputs.append(args[position])
         with grad_mode(record):
-            outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"torch_function({fn_name(self.fn)}): fn")
+            outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"torch_function({self.name}): fn")
         self.inputs, self.outputs = tuple(inputs), outputs
         results = []
         for output in outputs:
-            array = output.to_array()
+            array = native_view(output)
             if not isinstance(array, torch.Tensor):  # fn moved its result to another carrier
                 array = transfer(array, resolve("torch"))
             results.append(array)
         return tuple(results)
+
+
+def native_view(t: Tensor):
+    """``t.to_array()``: for a torch carrier and one leaf per mode, one ``as_strided`` view of the buffer."""
+    layout = t._layout
+    shape = layout._shape_modes
+    carriers = t._carriers
+    if (len(carriers) != 1 or t._blocks is not None or carriers[0].backend != "torch" or not shape
+            or not all(type(e) is int for e in shape)):
+        return t.to_array()
+    carrier = carriers[0]
+    carrier.watch_external()  # as in to_array: the view is handed out
+    buf = carrier._array
+    step = buf.stride(0)
+    strides = layout._stride_modes
+    if step != 1:
+        strides = tuple(s * step for s in strides)
+    return buf.as_strided(shape, strides, buf.storage_offset() + t._offset * step)
 
 
 def _function_class():
@@ -98,7 +115,7 @@ def _function_class():
         def backward(ctx, *grad_outputs):
             natives = ctx.saved_tensors
             call = ctx.call
-            name = fn_name(call.fn)
+            name = call.name
             wanted = [i for i, need in enumerate(ctx.needs_input_grad[1:]) if need]
             cotangents = [None if g is None else cotangent_for(o, g.detach(), f"torch_function({name}): output {k}")
                           for k, (o, g) in enumerate(zip(call.outputs, grad_outputs))]
@@ -106,7 +123,7 @@ def _function_class():
             result: list = [None] * len(natives)
             for i, g in zip(wanted, grads):
                 if g is not None:
-                    result[i] = g.to_array().reshape(natives[i].shape)
+                    result[i] = native_view(g).reshape(natives[i].shape)
             if torch.is_grad_enabled() and any(r is not None for r in result):
                 present = [i for i, r in enumerate(result) if r is not None]
                 passed = FirstOrderOnly.apply(name, len(present), *[result[i] for i in present],
@@ -131,18 +148,25 @@ def torch_function(fn: Callable) -> Callable:
     if not callable(fn):
         raise TypeError(f"torch_function: fn must be callable, got {type(fn).__name__}: {fn!r}")
 
+    name = fn_name(fn)
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any):
         torch = _torch()
-        positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-        natives = [args[i] for i in positions]
-        for i, native in zip(positions, natives):
-            if native.requires_grad and native.dtype != torch.float32:
-                raise ValueError(f"torch_function({fn_name(fn)}): argument {i} requires grad but has dtype "
-                                 f"{native.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
-                                 "detach it)")
-        request = _Call(fn, args, kwargs, positions)
-        if torch.is_grad_enabled() and any(n.requires_grad for n in natives):
+        positions, natives = [], []
+        differentiated = False
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor):
+                if a.requires_grad:
+                    if a.dtype != torch.float32:
+                        raise ValueError(f"torch_function({name}): argument {i} requires grad but has dtype "
+                                         f"{a.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
+                                         "detach it)")
+                    differentiated = True
+                positions.append(i)
+                natives.append(a)
+        request = _Call(fn, name, args, kwargs, positions)
+        if differentiated and torch.is_grad_enabled():
             results = _function_class().apply(request, *natives)
         else:
             results = request.run(natives, record=False)

@@ -1,0 +1,177 @@
+"""The bridges' per-call fast paths give what the general ones give: wrapping, cotangents, the VJP, packed callbacks."""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from strideweave.interop import _common, jax_bridge
+from strideweave.interop._common import cotangent_for, wrap_native
+
+CARRIERS = sw.testing.available_carriers()
+STRIDED = [c for c in ("numpy", "torch") if c in CARRIERS]  # the libraries whose arrays carry strides
+
+# How the array reaches the wrap: every form a caller's array can take, as NumPy views of one base.
+FORMS = {
+    "row-major": lambda a: a,
+    "transposed": lambda a: a.T,
+    "every other row": lambda a: a[::2],
+    "column slice": lambda a: a[:, 1:3],
+    "one column": lambda a: a[:, 2],
+    "size-one axis": lambda a: a[1:2],
+    "0-d": lambda a: a[1, 1],
+    "empty": lambda a: a[:0],
+    "reversed": lambda a: a[::-1],  # negative strides: NumPy only
+}
+
+
+def _native(carrier, values):
+    """``values`` (a NumPy view) as a native array of ``carrier``, strides kept where the library has them."""
+    if carrier == "numpy":
+        return values
+    if carrier == "torch":
+        import torch
+        return torch.from_numpy(values)
+    return sw.tensor(np.ascontiguousarray(values), carrier=carrier).to_array()
+
+
+def _forms(carrier):
+    names = FORMS if carrier == "numpy" else [n for n in FORMS if n != "reversed"]
+    return [(carrier, name) for name in names]
+
+
+@pytest.mark.parametrize("carrier, form", [f for c in CARRIERS for f in _forms(c)])
+def test_wrap_native_builds_the_tensor_sw_tensor_builds(carrier, form):
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    values = FORMS[form](base)
+    if values.ndim == 0:
+        values = np.asarray(values)  # a NumPy scalar is data, not an array; the 0-d array is
+    for _ in range(2):  # the second call is served by the cache
+        native = _native(carrier, values)
+        got, want = wrap_native(native), sw.tensor(native)
+        assert got.layout == want.layout and got.dtype == want.dtype
+        assert got.carrier.kind == want.carrier.kind
+        np.testing.assert_array_equal(got.numpy(), np.asarray(values))
+        assert got.autograd_ctx is None
+
+
+@pytest.mark.parametrize("carrier", STRIDED)
+def test_wrap_native_shares_storage_and_sees_writes_through_the_array(carrier):
+    base = np.ones((3, 4), np.float32)
+    native = _native(carrier, base[:, ::2])  # strided: the storage is a view, not a copy
+    x = wrap_native(native)
+    y = sw.sum(x * x)
+    native[0, 0] = 5.0  # through the caller's array, after x was saved for backward
+    assert base[0, 0] == 5.0 and x.numpy()[0, 0] == 5.0
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        sw.grad(y, [x], sw.ones((1,), carrier=carrier))
+
+
+def _shares(t, native):
+    """Whether Tensor ``t``'s storage is ``native``'s memory."""
+    buffer = t.carrier.array
+    if isinstance(native, np.ndarray):
+        return np.shares_memory(buffer, native)
+    return buffer.untyped_storage().data_ptr() == native.untyped_storage().data_ptr()
+
+
+def _column_major_output(carrier):
+    a = sw.tensor(np.ones((3, 2), np.float32), carrier=carrier)
+    b = sw.tensor(np.ones((2, 4), np.float32), carrier=carrier)
+    return a @ b
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_cotangents_take_the_output_layout_from_any_strides(carrier, order):
+    target = _column_major_output(carrier)
+    values = np.asarray(np.arange(12, dtype=np.float32).reshape(3, 4), order=order)
+    native = _native(carrier, values)
+    got = cotangent_for(target, native, "out")
+    assert got.layout == target.layout and got.dtype == sw.DType.Float32
+    assert type(got.carrier) is type(target.carrier)
+    np.testing.assert_array_equal(got.numpy(), values)
+    # One copy at most, and none when the strides already give the layout.
+    if carrier in STRIDED:
+        strides = tuple(s // values.itemsize for s in values.strides)
+        assert _shares(got, native) == (strides == target.layout.stride.modes)
+
+
+@pytest.mark.parametrize("carrier", STRIDED)
+def test_broadcast_targets_get_canonical_cotangents_and_bad_values_are_named(carrier):
+    row = sw.tensor(np.arange(4, dtype=np.float32), carrier=carrier)
+    target = sw.broadcast_to(row, (3, 4))
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = cotangent_for(target, _native(carrier, values), "out")
+    assert got.layout == sw.Layout.canonical((3, 4))
+    np.testing.assert_array_equal(got.numpy(), values)
+    with pytest.raises(TypeError, match=r"out: cotangent has dtype .*Float64.*expected Float32"):
+        cotangent_for(target, _native(carrier, values.astype(np.float64)), "out")
+    with pytest.raises(ValueError, match=r"out: cotangent has shape \(4, 3\), expected \(3, 4\)"):
+        cotangent_for(target, _native(carrier, values.T.copy()), "out")
+
+
+def test_a_gradient_of_an_earlier_traversal_still_refuses_an_unreached_input():
+    torch = pytest.importorskip("torch")
+    a = sw.tensor(torch.ones(3))
+    (g,) = sw.grad(sw.sum(a * a), [a], sw.ones((1,), carrier="torch"))
+    f = sw.interop.torch_function(lambda x, y: x * g)  # y is not used; g is a detached gradient
+    x, y = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="earlier traversal"):
+        f(x, y).sum().backward()
+    h = sw.interop.torch_function(lambda x, y: x * g + y)  # every input reached: first-order gradients
+    h(x, y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.ones(3))
+    np.testing.assert_allclose(y.grad.numpy(), np.ones(3))
+
+
+def _callback_operands(f, *args):
+    """The number of operands of each ``pure_callback`` in ``f``'s jaxpr, forward and backward."""
+    import jax
+    from jax.extend.core import jaxprs_in_params
+    counts = []
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "pure_callback":
+                counts.append(len(eqn.invars))
+            for sub in jaxprs_in_params(eqn.params):
+                walk(sub)
+    walk(jax.make_jaxpr(f)(*args).jaxpr)
+    return counts
+
+
+@pytest.mark.parametrize("pack_bytes", [0, 1 << 20])
+def test_jit_callbacks_pack_small_arrays_of_one_dtype(monkeypatch, pack_bytes):
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    monkeypatch.setattr(jax_bridge, "_PACK_BYTES", pack_bytes)
+
+    @sw.interop.jax_function
+    def layer(h, index, w, b):
+        return sw.tanh(h @ w + b) * sw.array_api.astype(index, sw.array_api.float32)
+
+    rng = np.random.default_rng(3)
+    h, w = (jnp.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((5, 3), (3, 4)))
+    b, index = jnp.asarray(rng.standard_normal(4).astype(np.float32)), jnp.arange(4, dtype=jnp.int32)
+    loss = lambda h, index, w, b, f: jnp.sum(f(h, index, w, b) ** 2)
+    reference = lambda h, index, w, b: jnp.tanh(h @ w + b) * index.astype(jnp.float32)
+    step = jax.value_and_grad(lambda *a: loss(*a, layer), argnums=(0, 2, 3))
+    value, grads = jax.jit(step)(h, index, w, b)
+    want_value, want_grads = jax.value_and_grad(lambda *a: loss(*a, reference), argnums=(0, 2, 3))(h, index, w, b)
+    np.testing.assert_allclose(value, want_value, rtol=1e-5)
+    for g, want in zip(grads, want_grads):
+        np.testing.assert_allclose(g, want, rtol=1e-3, atol=1e-4)
+    # Forward: h, w, b in one float32 operand beside the int32 one; backward: the cotangent joins them.
+    assert _callback_operands(step, h, index, w, b) == ([2, 2] if pack_bytes else [4, 5])
+    per_example = jax.vmap(jax.grad(lambda *a: loss(*a, layer), argnums=2), (0, None, None, None))
+    want_per_example = jax.vmap(jax.grad(lambda *a: loss(*a, reference), argnums=2), (0, None, None, None))
+    np.testing.assert_allclose(jax.jit(per_example)(h[:, None, :], index, w, b),
+                               want_per_example(h[:, None, :], index, w, b), rtol=1e-3, atol=1e-4)
+
+
+def test_the_wrap_cache_stays_bounded(monkeypatch):
+    monkeypatch.setattr(_common, "_WRAPS", {})
+    monkeypatch.setattr(_common, "_WRAPS_LIMIT", 8)
+    for n in range(1, 30):
+        assert wrap_native(np.zeros(n, np.float32)).shape == (n,)
+        assert len(_common._WRAPS) <= 8
