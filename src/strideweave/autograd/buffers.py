@@ -23,23 +23,38 @@ def _overlapping(target_layout: Layout) -> ValueError:
                       "broadcast modes do not explain (overlapping); its gradient would be under-counted")
 
 
-def validate_cotangent(target: Tensor, cotangent: Any, what: str) -> None:
-    """Check ``cotangent`` against ``target`` as the spec requires (TypeError / ValueError)."""
+def validate_cotangent(target: Tensor, cotangent: Any, what: str, batch: int | None = None) -> None:
+    """Check ``cotangent`` against ``target`` as the spec requires (TypeError / ValueError).
+
+    With ``batch``, ``cotangent`` carries a leading batch mode of that extent
+    before the layout the unbatched rule asks for.
+    """
     if not isinstance(cotangent, Tensor):
         raise TypeError(f"{what} must be a Tensor, got {type(cotangent).__name__}: {cotangent!r}")
     target_layout = target._layout
-    layout = cotangent._layout
     aliasing = target_layout.aliasing()
+    if aliasing == "overlapping":
+        raise _overlapping(target_layout)
+    layout = cotangent._layout
+    if batch is not None:
+        shape, stride = layout._shape_modes, layout._stride_modes
+        ok = len(shape) == target_layout.rank + 1 and shape[0] == batch and shape[1:] == target_layout._shape_modes
+        if ok and aliasing == "injective":
+            ok = stride[1:] == target_layout._stride_modes
+        elif ok:
+            ok = Layout._trusted(shape[1:], stride[1:]).is_injective()
+        if not ok:
+            raise ValueError(f"{what} has layout {layout}; a batched cotangent for a Tensor with layout "
+                             f"{target_layout} needs a leading batch mode of extent {batch} followed by that layout"
+                             + (" in an injective form" if aliasing == "broadcast" else ""))
+        return
     if aliasing == "injective":
         if layout is not target_layout and layout != target_layout:
             raise ValueError(f"{what} has layout {layout} but the Tensor it is for has the injective layout "
                              f"{target_layout}; the cotangent layout must equal it exactly")
-    elif aliasing == "broadcast":
-        if layout.shape != target_layout.shape or not layout.is_injective():
-            raise ValueError(f"{what} has layout {layout}, but the broadcast Tensor it is for (layout "
-                             f"{target_layout}) needs a cotangent of shape {target_layout.shape} in an injective layout")
-    else:
-        raise _overlapping(target_layout)
+    elif layout.shape != target_layout.shape or not layout.is_injective():
+        raise ValueError(f"{what} has layout {layout}, but the broadcast Tensor it is for (layout "
+                         f"{target_layout}) needs a cotangent of shape {target_layout.shape} in an injective layout")
     if len(cotangent._carriers) != 1 and cotangent._blocks is None:
         raise TypeError(f"{what} must be a Float32 Tensor, got a {cotangent.dtype!r} Tensor")
 
@@ -51,20 +66,28 @@ def place_values(values: Any, layout: Layout, like: Any) -> Tensor:
     return Tensor._make(like.placed(layout, values), layout, 0)
 
 
-def add_cotangents(first: Tensor, second: Tensor) -> Tensor:
-    """Elementwise sum of two cotangents for the same Tensor, in fresh storage."""
+def add_cotangents(first: Tensor, second: Tensor, target: Tensor | None = None,
+                   batch: int | None = None) -> Tensor:
+    """Elementwise sum of two cotangents for the same Tensor, in fresh storage.
+
+    With ``batch``, two batched cotangents for ``target``: the sum takes the
+    stacked layout of its gradient (see ``layout.order.batched_layout``).
+    """
     carrier = first._carriers[0]
     kind = kind_of(carrier)
-    other = second._carriers[0]
     layout = first._layout
-    if (layout is second._layout or layout == second._layout) and first._offset == 0 == second._offset \
-            and carrier._size == other._size == layout.cosize and other.kind == kind:
-        # Same layout over whole buffers: add the storage itself (holes are zero
-        # in both), which avoids reading either through a strided layout.
-        total = carrier._array + other._array
-        return Tensor._make(kind.cls._adopt(total, kind.namespace, kind.device, kind), layout, 0)
+    if batch is None:
+        other = second._carriers[0]
+        if (layout is second._layout or layout == second._layout) and first._offset == 0 == second._offset \
+                and carrier._size == other._size == layout.cosize and other.kind == kind:
+            # Same layout over whole buffers: add the storage itself (holes are zero
+            # in both), which avoids reading either through a strided layout.
+            total = carrier._array + other._array
+            return Tensor._make(kind.cls._adopt(total, kind.namespace, kind.device, kind), layout, 0)
+        layout = layout if layout == second._layout else Layout.canonical(layout.shape.modes)
+    else:
+        layout = batched_layout(gradient_layout(target), batch)
     total = operand(first, kind) + operand(second, kind)
-    layout = first._layout if first._layout == second._layout else Layout.canonical(first._layout.shape.modes)
     if layout.is_canonical():
         return wrap(total, layout, kind)  # ``total`` is a new array already
     return Tensor._make(carrier.placed(layout, total), layout, 0)
@@ -89,28 +112,43 @@ def add_into(owned: Tensor, other: Tensor) -> Tensor:
     return add_cotangents(owned, other)
 
 
-def aggregate(target: Tensor, total: Tensor) -> Tensor:
-    """For a broadcast target: the sum over each storage slot, replicated at each of its positions."""
+def aggregate(target: Tensor, total: Tensor, batch: int | None = None) -> Tensor:
+    """For a broadcast target: the sum over each storage slot, replicated at each of its positions.
+
+    With ``batch``, for every batch index of a batched cotangent (whose
+    values carry the batch axis last), in the stacked canonical layout.
+    """
     layout = target._layout
-    kind = kind_of(total._carriers[0])
+    carrier = total._carriers[0]
+    kind = kind_of(carrier)
     xp = kind.namespace
-    sums = xp.sum(operand(total, kind), axis=broadcast_axes(layout), keepdims=True)
-    return wrap(xp.broadcast_to(sums, layout.rev_leaf_shape), Layout.canonical(layout._shape_modes), kind)
+    values = operand(total, kind)
+    sums = xp.sum(values, axis=broadcast_axes(layout), keepdims=True)
+    canonical = Layout.canonical(layout._shape_modes)
+    if batch is None:
+        return wrap(xp.broadcast_to(sums, layout.rev_leaf_shape), canonical, kind)
+    stacked = batched_layout(canonical, batch)
+    return Tensor._make(carrier.placed(stacked, xp.broadcast_to(sums, tuple(values.shape))), stacked, 0)
 
 
-def detached_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
+def detached_gradient(target: Tensor, total: Tensor, fresh: bool, batch: int | None = None) -> Tensor:
     """``total`` as a detached gradient in fresh storage of ``target``'s exact carrier class.
 
     ``fresh`` says ``total`` was allocated by the traversal itself, so it can
     be handed out without another copy when it already has the right kind.
+    With ``batch``, a stacked gradient (batch stride = single-gradient cosize).
     """
     carrier = target._carriers[0]
     kind = kind_of(carrier)
     layout = gradient_layout(target)
+    if batch is not None:
+        layout = batched_layout(layout, batch)
     total_carrier = total._carriers[0]
     if fresh and total._layout == layout and total._offset == 0 and type(total_carrier) is kind.cls \
             and total_carrier.namespace is kind.namespace and total_carrier.device == kind.device:
         return total
+    if batch is not None:
+        return Tensor._make(carrier.placed(layout, operand(total, kind)), layout, 0)
     return place_values(operand(total, kind), layout, carrier)
 
 
@@ -137,58 +175,3 @@ def unit_cotangent(target: Tensor) -> Tensor:
     else:
         storage = carrier.placed(layout, 1.0)
     return Tensor._make(storage, layout, 0)
-
-
-# ----- batched cotangents (a prepended batch mode; see layout.order.batched_layout) -------------------
-
-def validate_batched(target: Tensor, cotangent: Any, batch: int, what: str) -> None:
-    """Like ``validate_cotangent`` for a cotangent carrying a leading batch mode of extent ``batch``."""
-    if not isinstance(cotangent, Tensor):
-        raise TypeError(f"{what} must be a Tensor, got {type(cotangent).__name__}: {cotangent!r}")
-    target_layout = target._layout
-    aliasing = target_layout.aliasing()
-    if aliasing == "overlapping":
-        raise _overlapping(target_layout)
-    layout = cotangent._layout
-    shape, stride = layout._shape_modes, layout._stride_modes
-    trailing_ok = len(shape) == target_layout.rank + 1 and shape[0] == batch and shape[1:] == target_layout._shape_modes
-    if trailing_ok and aliasing == "injective":
-        trailing_ok = stride[1:] == target_layout._stride_modes
-    elif trailing_ok:
-        trailing_ok = Layout._trusted(shape[1:], stride[1:]).is_injective()
-    if not trailing_ok:
-        raise ValueError(f"{what} has layout {layout}; a batched cotangent for a Tensor with layout {target_layout} "
-                         f"needs a leading batch mode of extent {batch} followed by that layout"
-                         + (" in an injective form" if aliasing == "broadcast" else ""))
-
-
-def add_batched(target: Tensor, first: Tensor, second: Tensor, batch: int) -> Tensor:
-    """Sum of two batched cotangents for ``target``, in fresh storage with the stacked layout."""
-    carrier = first._carriers[0]
-    kind = kind_of(carrier)
-    layout = batched_layout(gradient_layout(target), batch)
-    return Tensor._make(carrier.placed(layout, operand(first, kind) + operand(second, kind)), layout, 0)
-
-
-def aggregate_batched(target: Tensor, total: Tensor, batch: int) -> Tensor:
-    """``aggregate`` applied to every batch index of a batched cotangent."""
-    layout = target._layout
-    carrier = total._carriers[0]
-    kind = kind_of(carrier)
-    xp = kind.namespace
-    values = operand(total, kind)  # rev leaves of the target, then the batch axis last
-    sums = xp.broadcast_to(xp.sum(values, axis=broadcast_axes(layout), keepdims=True), tuple(values.shape))
-    stacked = batched_layout(Layout.canonical(layout._shape_modes), batch)
-    return Tensor._make(carrier.placed(stacked, sums), stacked, 0)
-
-
-def detached_batched(target: Tensor, total: Tensor, fresh: bool, batch: int) -> Tensor:
-    """A stacked gradient (batch stride = single-gradient cosize) in fresh storage of ``target``'s kind."""
-    carrier = target._carriers[0]
-    kind = kind_of(carrier)
-    layout = batched_layout(gradient_layout(target), batch)
-    total_carrier = total._carriers[0]
-    if fresh and total._layout == layout and total._offset == 0 and total_carrier.kind == kind:
-        return total
-    return Tensor._make(carrier.placed(layout, operand(total, kind)), layout, 0)
-

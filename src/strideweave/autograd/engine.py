@@ -32,8 +32,8 @@ from .cotangents import Ones, Unplaced, claim_allocated, claim_handed_on
 from .cotangents import cotangent_for
 from ..tensors.creation import converted
 from ..tensors.tensor import Tensor
-from .buffers import (accumulated_gradient, add_batched, add_cotangents, add_into, aggregate, aggregate_batched,
-                      detached_batched, detached_gradient, unit_cotangent, validate_batched, validate_cotangent)
+from .buffers import (accumulated_gradient, add_cotangents, add_into, aggregate, detached_gradient, unit_cotangent,
+                      validate_cotangent)
 
 __all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
 
@@ -114,61 +114,113 @@ def _receiver(tensor: Tensor, result_of: dict, leaves: dict) -> int:
 
 
 class Traversal:
-    """One run over a discovered graph; collects totals for leaves, retained and requested Tensors."""
+    """One run over a discovered graph; collects totals for leaves, retained and requested Tensors.
 
-    __slots__ = ("accumulate", "requested", "batch", "fresh", "staged", "captured")
+    ``pending`` holds one record per receiver (a node, or a leaf Tensor):
+    ``(value, owned)``, the sum of the contributions that arrived so far and
+    whether this traversal owns it. ``value`` is a Tensor, a raw 1-D buffer
+    (see ``run``) or ``Unplaced`` values. ``owned`` means a backward rule or
+    the traversal itself allocated the value and nothing else refers to it,
+    so further contributions may be added into it in place and it may become
+    a ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
+    no buffer yet); placing them allocates an owned Tensor.
+    """
+
+    __slots__ = ("accumulate", "requested", "batch", "staged", "captured", "pending", "result_of", "leaves")
 
     def __init__(self, accumulate: bool, requested: dict | None = None, batch: int | None = None) -> None:
         self.accumulate = accumulate      # stage leaf / retained gradients for .grad
         self.requested = requested or {}  # id -> Tensor whose totals ``grad`` returns
         self.batch = batch                # K when all K cotangents travel together (functional grad)
-        self.fresh: set = set()           # totals this traversal allocated itself
-        self.staged: list = []            # (Tensor, total) for .grad
-        self.captured: dict = {}          # id -> total for requested Tensors
+        self.staged: list = []            # (Tensor, total, owned) for .grad
+        self.captured: dict = {}          # id -> (total, owned) for requested Tensors
+        self.pending: dict = {}           # key -> (value, owned), see above
+        self.result_of: dict = {}         # node key -> its result Tensor, where a total must be settled
+        self.leaves: dict = {}            # key -> leaf Tensor reached
 
-    def owned(self, total: Tensor) -> bool:
-        """Whether this traversal allocated ``total``; ownership passes to the caller (once)."""
-        try:
-            self.fresh.remove(total)
-        except KeyError:
-            return False
-        return True
-
-    def settle(self, tensor: Tensor, total: Tensor) -> Tensor:
-        """Finish a Tensor's total once all contributions arrived."""
+    def settle(self, tensor: Tensor, total: Tensor, owned: bool = False) -> Tensor:
+        """Finish a Tensor's total once all contributions arrived; it is staged or captured as it is."""
         if tensor._layout.aliasing() == "broadcast":
-            total = aggregate(tensor, total) if self.batch is None else aggregate_batched(tensor, total, self.batch)
-            self.fresh.add(total)
+            total, owned = aggregate(tensor, total, self.batch), True
         if self.accumulate and (tensor._ctx is None or tensor._retains_grad):
-            self.staged.append((tensor, total))
+            self.staged.append((tensor, total, owned))
+            owned = False
         if id(tensor) in self.requested:
-            self.captured[id(tensor)] = total
+            self.captured[id(tensor)] = (total, owned)
         return total
 
-    def as_tensor(self, tensor: Tensor, buffer: Any, owned: bool) -> Tensor:
-        """A raw cotangent buffer (or an ``Unplaced`` total) for ``tensor`` as a Tensor in its layout."""
-        if buffer.__class__ is Unplaced:
-            if buffer.unit:  # a fill nobody else refers to
-                cotangent = cotangent_for(tensor, buffer.values)
+    def as_tensor(self, tensor: Tensor, value: Any) -> Tensor:
+        """A raw cotangent buffer (or ``Unplaced`` values, placed in fresh storage) as a Tensor for ``tensor``."""
+        if value.__class__ is Unplaced:
+            if value.unit:  # a fill nobody else refers to
+                return cotangent_for(tensor, value.values)
+            carrier = tensor._carriers[0]
+            return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0)
+        kind = carrier_kind(tensor)
+        return Tensor._make(kind[0]._adopt(value, kind[1], kind[2], kind), tensor._layout, 0)
+
+    def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:
+        """A pending record ``(value, owned)`` for ``tensor`` with its value made a Tensor."""
+        if isinstance(value, Tensor):
+            return value, owned
+        if value.__class__ is Unplaced:
+            return self.as_tensor(tensor, value), True  # placed in fresh storage
+        return self.as_tensor(tensor, value), owned     # a raw buffer, adopted as it is
+
+    def contribute(self, key: int, tensor: Tensor, value: Any, owned: bool) -> None:
+        """Add one contribution for ``tensor`` (a Tensor, a raw buffer or ``Unplaced``) to its pending total.
+
+        A sum is written into whichever side this traversal owns, and the
+        new total is owned; a value anybody else holds is never written.
+        """
+        pending = self.pending
+        record = pending.get(key)
+        if record is None:
+            pending[key] = (value, owned)
+            return
+        total, total_owned = record
+        total_class, value_class = total.__class__, value.__class__
+        if total_class is Unplaced and value_class is Unplaced:
+            pending[key] = (Unplaced(total.values + value.values), False)
+            return
+        if total_class is not Unplaced and value_class is not Unplaced \
+                and not isinstance(total, Tensor) and not isinstance(value, Tensor):
+            # Two raw buffers (the flat path): add natively.
+            cls = carrier_kind(tensor)[0]
+            if total_owned:
+                total = cls._accumulate(total, value)
+            elif owned:
+                total = cls._accumulate(value, total)
             else:
-                carrier = tensor._carriers[0]
-                cotangent = Tensor._make(carrier.placed(tensor._layout, buffer.values), tensor._layout, 0)
-            owned = True
+                total = total + value
+            pending[key] = (total, True)
+            return
+        total, total_owned = self.tensor_record(tensor, total, total_owned)
+        value, owned = self.tensor_record(tensor, value, owned)
+        if self.batch is not None:
+            total = add_cotangents(total, value, tensor, self.batch)
+        elif total_owned:
+            total = add_into(total, value)
+        elif owned:
+            total = add_into(value, total)
         else:
-            kind = carrier_kind(tensor)
-            cotangent = Tensor._make(kind[0]._adopt(buffer, kind[1], kind[2], kind), tensor._layout, 0)
-        if owned:
-            self.fresh.add(cotangent)
-        return cotangent
+            total = add_cotangents(total, value)
+        pending[key] = (total, True)
 
     def run(self, root: Any, cotangent: Tensor, root_tensor: Tensor | None, dependencies: dict) -> None:
-        # Cotangents are Tensors, or raw buffers between flat built-in nodes: a 1-D
-        # native array in the storage order of the dense Tensor it is for, made a
-        # Tensor only where something observes it (see ``as_tensor``).
-        pending: dict[int, Any] = {id(root): cotangent}
-        owned: set[int] = set()  # keys whose raw buffer this traversal allocated
-        result_of: dict[int, Tensor] = {} if root_tensor is None else {id(root): root_tensor}
-        leaves: dict[int, Tensor] = {}
+        """Run every node under ``root`` once, after all its consumers, and settle the leaves' totals.
+
+        Cotangents are Tensors, or raw buffers between flat built-in nodes: a
+        1-D native array in the storage order of the dense Tensor it is for,
+        made a Tensor only where something observes it (see ``as_tensor``).
+        """
+        pending = self.pending
+        pending[id(root)] = (cotangent, False)
+        result_of = self.result_of
+        if root_tensor is not None:
+            result_of[id(root)] = root_tensor
+        leaves = self.leaves
+        contribute = self.contribute
         batch = self.batch
         requested = self.requested
         observe_all = bool(requested) or batch is not None  # every reached Tensor's total is wanted
@@ -177,14 +229,18 @@ class Traversal:
         # A node whose one and last cotangent a flat node just produced runs next without
         # passing through ``pending`` and ``ready`` (a chain of elementwise ops, mostly).
         next_node = next_gradient = None
+        next_owned = owned = False
         while True:
             if next_node is not None:
-                node, gradient, next_node = next_node, next_gradient, None
+                node, gradient, owned, next_node = next_node, next_gradient, next_owned, None
                 key = id(node)
             elif ready:
                 node = ready.pop()
                 key = id(node)
-                gradient = pending.pop(key, None)
+                record = pending.pop(key, None)
+                gradient = None
+                if record is not None:
+                    gradient, owned = record
             else:
                 break
             inputs = node._inputs
@@ -200,12 +256,16 @@ class Traversal:
                     if gradient.unit and not observed and node.builtin:
                         # Ones nobody observes, for a node that only scales them, are never filled.
                         ones = node.ones_for(gradient.values.dtype)
-                    gradient = ones if ones is not None else self.as_tensor(result, gradient, True)
+                    if ones is None:
+                        gradient, owned = self.as_tensor(result, gradient), True
+                    else:
+                        gradient, owned = ones, False
                 raw = not isinstance(gradient, Tensor)
                 if observed:
                     if raw:
-                        gradient, raw = self.as_tensor(result, gradient, key in owned), False
-                    gradient = self.settle(result, gradient)
+                        gradient, raw = self.as_tensor(result, gradient), False
+                    # The settled total is staged as it is: nothing may add into it or take it over.
+                    gradient, owned = self.settle(result, gradient, owned), False
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
                     node._check_versions()  # (a lone input and a result without carriers: nothing written)
                 wanted = None
@@ -217,7 +277,11 @@ class Traversal:
                 flat = None
                 if node.flat and batch is None:
                     flat = gradient if raw else node.flat_cotangent(gradient)
-                if flat is not None:
+                if flat is None:
+                    if raw and gradient.__class__ is not Ones:
+                        gradient = self.as_tensor(result, gradient)
+                    self.run_rule(node, gradient, owned, wanted)
+                else:
                     if wanted is None:
                         grads, allocated = node.backward_flat(flat)
                     else:
@@ -228,8 +292,8 @@ class Traversal:
                             node.wanted = None
                     if allocated is None:
                         # The incoming buffer, handed on to the one input: it stays this traversal's
-                        # own unless a settled total (a retained ``.grad``) shares it.
-                        allocated = (key in owned and not observed,)
+                        # own if it was (a settled total is not: see above).
+                        allocated = (owned,)
                     # One pass per input: count the edge as consumed, then add the contribution.
                     for tensor, contribution, fresh in zip(inputs, grads, allocated):
                         child = tensor._ctx
@@ -251,50 +315,11 @@ class Traversal:
                                 result_of.setdefault(tkey, tensor)
                             if remaining == 0:
                                 if next_node is None and tkey not in pending:
-                                    next_node, next_gradient = child, contribution
-                                    if fresh:
-                                        owned.add(tkey)
+                                    next_node, next_gradient, next_owned = child, contribution, fresh
                                     continue
                                 ready.append(child)
-                        previous = pending.get(tkey)
-                        if previous is None:
-                            pending[tkey] = contribution
-                            if fresh:
-                                owned.add(tkey)
-                        elif previous.__class__ is not Unplaced and not isinstance(previous, Tensor):
-                            if tkey in owned:
-                                pending[tkey] = carrier_kind(tensor)[0]._accumulate(previous, contribution)
-                            else:
-                                owned.add(tkey)
-                                pending[tkey] = carrier_kind(tensor)[0]._accumulate(contribution, previous) if fresh \
-                                    else previous + contribution
-                        else:
-                            if previous.__class__ is Unplaced:
-                                previous = self.as_tensor(tensor, previous, True)
-                            total = add_cotangents(previous, self.as_tensor(tensor, contribution, False))
-                            self.fresh.add(total)
-                            pending[tkey] = total
+                        contribute(tkey, tensor, contribution, fresh)
                     continue
-                else:
-                    if raw and gradient.__class__ is not Ones:
-                        gradient = self.as_tensor(result, gradient, key in owned)
-                    passed = None
-                    if node.builtin:
-                        # ``wanted``: which inputs need a cotangent; ``defer``: Unplaced ones are welcome.
-                        node.wanted = wanted
-                        node.defer = batch is None
-                        try:
-                            grads = node.backward(gradient)
-                        finally:
-                            node.wanted = None
-                            node.defer = False
-                        if not observed and gradient in self.fresh:
-                            passed = gradient  # owned here and seen by no one else: may be handed on
-                    else:
-                        # A custom backward may write into its gradient: hand it a private
-                        # copy, never a view of saved values, another cotangent or a .grad.
-                        grads = node.backward(private_copy(gradient))
-                    self.route(node, grads, pending, owned, result_of, leaves, passed)
             for tensor in inputs:
                 child = tensor._ctx
                 if child is not None:
@@ -304,14 +329,31 @@ class Traversal:
                     if remaining == 0:
                         ready.append(child)
         for tkey, leaf in leaves.items():
-            total = pending[tkey]
+            total, owned = pending[tkey]
             if not isinstance(total, Tensor):
-                total = self.as_tensor(leaf, total, tkey in owned)
-            self.settle(leaf, total)
+                total, owned = self.tensor_record(leaf, total, owned)
+            self.settle(leaf, total, owned)
 
-    def route(self, node: Any, grads: Any, pending: dict, owned: set, result_of: dict, leaves: dict,
-              passed: Tensor | None = None) -> None:
-        """Add the cotangent Tensors ``node.backward`` returned to its inputs' pending totals.
+    def run_rule(self, node: Any, gradient: Any, owned: bool, wanted: tuple | None) -> None:
+        """Run ``node.backward`` on its cotangent Tensor (or ``Ones``) and route what it returns."""
+        if not node.builtin:
+            # A custom backward may write into its gradient: hand it a private
+            # copy, never a view of saved values, another cotangent or a .grad.
+            self.route(node, node.backward(private_copy(gradient)))
+            return
+        # ``wanted``: which inputs need a cotangent; ``defer``: Unplaced ones are welcome.
+        node.wanted = wanted
+        node.defer = self.batch is None
+        try:
+            grads = node.backward(gradient)
+        finally:
+            node.wanted = None
+            node.defer = False
+        # An owned cotangent nobody else sees may be handed on (``handed_on``).
+        self.route(node, grads, gradient if owned else None)
+
+    def route(self, node: Any, grads: Any, passed: Tensor | None = None) -> None:
+        """Add the cotangents ``node.backward`` returned to its inputs' pending totals.
 
         ``passed``: the node's incoming cotangent when this traversal owns it outright; a
         returned cotangent the rule marked ``handed_on`` (made from that storage) inherits it.
@@ -322,59 +364,20 @@ class Traversal:
             count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
             raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
                              f"{len(inputs)} saved Tensor inputs; it must return one per input")
+        result_of, leaves = self.result_of, self.leaves
         for tensor, contribution in zip(inputs, grads):
             if contribution is None or tensor._dtype is not _FLOAT32:
                 continue
             if contribution.__class__ is Unplaced:
-                self.route_unplaced(tensor, contribution, pending, result_of, leaves)
+                self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution, False)
                 continue
-            if batch is not None:
-                validate_batched(tensor, contribution, batch, "the cotangent " + type(node).__name__ + " produced")
-            elif contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
-                validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced")
+            if batch is not None or contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
+                validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced", batch)
             fresh = claim_allocated(contribution)
             # A mark left unclaimed (nothing to inherit) dies with its Tensor.
             if passed is not None and not fresh and claim_handed_on(contribution):
-                self.fresh.discard(passed)
                 passed, fresh = None, True
-            tkey = _receiver(tensor, result_of, leaves)
-            previous = pending.get(tkey)
-            if previous.__class__ is Unplaced:
-                previous = self.as_tensor(tensor, previous, True)
-            if previous is None:
-                pending[tkey] = contribution
-                if fresh:
-                    self.fresh.add(contribution)
-                continue
-            if not isinstance(previous, Tensor):
-                previous = self.as_tensor(tensor, previous, tkey in owned)
-            if batch is not None:
-                total = add_batched(tensor, previous, contribution, batch)
-            elif previous in self.fresh:
-                self.fresh.discard(previous)
-                total = add_into(previous, contribution)
-            elif fresh:
-                total = add_into(contribution, previous)
-            else:
-                total = add_cotangents(previous, contribution)
-            self.fresh.add(total)
-            pending[tkey] = total
-
-    def route_unplaced(self, tensor: Tensor, contribution: Any, pending: dict, result_of: dict,
-                       leaves: dict) -> None:
-        """Sum an ``Unplaced`` cotangent into ``tensor``'s pending total without placing it yet."""
-        tkey = _receiver(tensor, result_of, leaves)
-        previous = pending.get(tkey)
-        if previous is None:
-            pending[tkey] = contribution
-        elif previous.__class__ is Unplaced:
-            pending[tkey] = Unplaced(previous.values + contribution.values)
-        else:
-            placed = self.as_tensor(tensor, contribution, True)
-            self.fresh.discard(placed)
-            total = add_into(placed, previous)
-            self.fresh.add(total)
-            pending[tkey] = total
+            self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution, fresh)
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.
@@ -386,20 +389,21 @@ class Traversal:
         staged = self.staged
         if not staged:
             return
-        with locked([tensor for tensor, _ in staged]):
-            updates = [(tensor, accumulated_gradient(tensor, total, self.owned(total))) for tensor, total in staged]
+        with locked([tensor for tensor, _, _ in staged]):
+            updates = [(tensor, accumulated_gradient(tensor, total, owned)) for tensor, total, owned in staged]
             for tensor, value in updates:
                 _GRADIENTS.add(value)
                 tensor._grad = value
 
     def detached(self, tensor: Tensor) -> Tensor | None:
-        total = self.captured.get(id(tensor))
-        if total is None:
+        """The detached gradient ``grad`` returns for a requested Tensor, or None where none arrived."""
+        record = self.captured.get(id(tensor))
+        if record is None:
             return None
-        if self.batch is None:
-            value = detached_gradient(tensor, total, self.owned(total))
-        else:
-            value = detached_batched(tensor, total, self.owned(total), self.batch)
+        total, owned = record
+        if owned:  # ownership passes to the first caller (a Tensor may be requested twice)
+            self.captured[id(tensor)] = (total, False)
+        value = detached_gradient(tensor, total, owned, self.batch)
         _GRADIENTS.add(value)
         return value
 
