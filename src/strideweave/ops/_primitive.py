@@ -40,8 +40,8 @@ class Primitive(Operation):
     #: set by the engine around one backward call: cotangents for Tensors whose layout has
     #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
     defer = False
-    #: whether every VJP uses its cotangent only through ``times`` (elementwise rules built
-    #: with ``scaling``), so that ``ones_for`` may offer ``operation.Ones``
+    #: whether backward multiplies a unit cotangent only through ``times`` (the elementwise
+    #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
 
     def __init__(self) -> None:

@@ -1,0 +1,623 @@
+"""The elementwise machinery: rule records, the unary and binary bases, and the public functions they make.
+
+The rules are tables in ``ops/elementwise.py`` (as JAX keeps ``lax.py``
+apart from ``ad.py``). An operation reads its operands as rev arrays,
+broadcasts them over top-level modes and writes a fresh result in the memory
+order of its dense operands (canonical when they disagree); operands sharing
+one dense layout are combined as flat buffers. Backward forms each operand's
+gradient in the result's rev space, sums it back over broadcast modes and
+hands it to ``Primitive.cotangents``. (A little over 600 lines: the two bases
+and the builders of their classes are one concept; the binary base with its
+five backward routes is half of it.)
+
+A rule flagged ``linear_in_g`` has a VJP ``g * factor`` whose factor does not
+depend on ``g``. For a unit cotangent (``Ones``, or an array flagged as all
+ones; beside a Python scalar only ``Ones``) the base calls it with
+``UNIT_G`` in place of ``g``, which gets the factor itself, and multiplies
+through ``times``: no pass over the data for the ones, and on JAX the ones
+are never filled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .._marks import _UNIT_ARRAYS, unit_alias
+from ..autograd.cotangents import InStorageOrder, Ones, gradient_values, times
+from ..dtypes import DType, result_type, scalar_operand
+from ..layout import Layout
+from ..layout.order import storage_shape
+from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
+from ..tensors.tensor import Tensor, flat_values
+from ..tensors.values import (MixedBlocks, cast_values, dense_carrier, flat_operand, from_storage, operand, place,
+                              reshaped, single_place, wrap)
+from ._blockwise import run_blockwise
+from ._complex import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
+from ._primitive import Primitive
+from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
+
+__all__ = ["UnaryRule", "BinaryRule", "UNIT_G", "unary_op", "binary_op"]
+
+_canonical = Layout.canonical
+_FLOAT32 = DType.Float32
+
+#: the Array API dtype categories a rule's ``dtypes`` may name, as dtype kinds
+_KINDS = {
+    "floating": ("float",),
+    "numeric": ("int", "uint", "float"),
+    "integer": ("int", "uint"),
+    "integer or boolean": ("int", "uint", "bool"),
+    "boolean": ("bool",),
+    "any": ("int", "uint", "float", "bool"),
+}
+
+
+# ----- rule records ----------------------------------------------------------------------------------
+
+def _check_fields(kind: str, forward, vjps: tuple, reads: str, tokens: tuple, dtypes, linear_in_g: bool) -> None:
+    if not callable(forward):
+        raise TypeError(f"a {kind} rule's forward must be callable, got {forward!r}")
+    unknown = set(reads.split()) - set(tokens)
+    if unknown:
+        raise ValueError(f"a {kind} rule's reads names {sorted(unknown)}; expected words among {tokens}")
+    if dtypes is not None and dtypes not in _KINDS:
+        raise ValueError(f"a {kind} rule's dtypes is {dtypes!r}; expected None or one of {sorted(_KINDS)}")
+    if linear_in_g and all(vjp is None for vjp in vjps):
+        raise ValueError(f"a {kind} rule flagged linear_in_g needs a VJP")
+
+
+@dataclass(frozen=True)
+class UnaryRule:
+    """``forward(xp, x)`` and ``vjp(xp, g, x, y)``, the gradient in the result's space (``y``: the result).
+
+    ``vjp=None``: not differentiable. ``reads``: which of ``"x"`` and
+    ``"out"`` the VJP reads (anything else it gets as None, and nothing
+    else is kept). ``dtypes``: the Array API category of the operand, None
+    for any. ``linear_in_g``: the VJP is ``g * factor`` (see the module
+    docstring). ``quiet``: the VJP runs with NumPy's floating-point warnings
+    off. ``doc`` ends "Elementwise ..." in the function's docstring.
+    """
+
+    forward: Callable
+    _: KW_ONLY
+    vjp: Callable | None
+    doc: str
+    reads: str = ""
+    dtypes: str | None = None
+    linear_in_g: bool = False
+    quiet: bool = False
+
+    def __post_init__(self) -> None:
+        _check_fields("unary", self.forward, (self.vjp,), self.reads, ("x", "out"), self.dtypes, self.linear_in_g)
+
+
+@dataclass(frozen=True)
+class BinaryRule:
+    """``forward(xp, a, b)`` and one VJP per operand, ``vjp_a(xp, g, a, b, y)`` and ``vjp_b(...)``.
+
+    Each gives its operand's gradient in the result's space (the base sums
+    it back over broadcast modes); ``None`` means no gradient to that
+    operand. ``reads``: ``"out"`` when the VJPs read the result ``y``;
+    ``"own"`` when an operand's VJP reads that operand's own values, not
+    only its partner's (``divide``'s ``vjp_b`` reads ``b``, ``multiply``'s
+    does not): beside a Python scalar partner the Tensor's values are then
+    read, else the VJP gets None for them. The other fields are as in
+    ``UnaryRule``.
+    """
+
+    forward: Callable
+    _: KW_ONLY
+    vjp_a: Callable | None
+    vjp_b: Callable | None
+    doc: str
+    reads: str = ""
+    dtypes: str | None = None
+    linear_in_g: bool = False
+    quiet: bool = False
+
+    def __post_init__(self) -> None:
+        _check_fields("binary", self.forward, (self.vjp_a, self.vjp_b), self.reads, ("own", "out"), self.dtypes,
+                      self.linear_in_g)
+
+
+# ----- the unit cotangent inside a rule ----------------------------------------------------------------
+
+class _UnitG:
+    """What a ``linear_in_g`` VJP receives as ``g`` for a unit cotangent: ``g * factor`` is ``factor``.
+
+    It supports that product only; any other use of it fails loudly.
+    """
+
+    __slots__ = ()
+    __array_ufunc__ = None  # NumPy defers ``array * UNIT_G`` to ``__rmul__`` instead of broadcasting it
+
+    def __mul__(self, factor: Any) -> Any:
+        return factor
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return "UNIT_G"
+
+
+UNIT_G = _UnitG()
+
+
+def _unit_product(name: str, g: Any, factor: Any, xp: Any) -> Any:
+    """``g * factor`` for a unit ``g``, with the factor a ``linear_in_g`` VJP returned for ``UNIT_G``."""
+    if factor is None:
+        return None
+    if factor is UNIT_G:
+        raise TypeError(f"{name}: a rule flagged linear_in_g returned g itself; its VJP must be g * factor")
+    return times(g, factor, xp)
+
+
+def _allocated(grad: Any, *arguments: Any) -> bool:
+    """Whether a VJP allocated ``grad``: by the rule contract it is either new or one of its arguments."""
+    if grad is None:
+        return False
+    for argument in arguments:
+        if grad is argument:
+            return False
+    return True
+
+
+# ----- binary operations ------------------------------------------------------------------------------
+
+class _Left:
+    """A binary operation's scalar first argument (``2.0 - x``), as its node saves it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Binary(Primitive):
+    """``compute(xp, a, b)`` forward; ``vjp_first`` / ``vjp_second(xp, g, a, b, out)`` in result space.
+
+    A Python scalar operand stays a scalar, since only Tensors are saved
+    inputs: ``saved`` holds it as is when it was the second argument (the
+    common ``x * 2.0``: no tuple per node) and wrapped in ``_Left`` when it
+    was the first. ``takes_ones`` marks a rule linear in ``g``.
+    """
+
+    __slots__ = ()
+    composite = False
+    keeps_result = False
+    #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
+    scalar_vjp_reads_tensor = True
+
+    def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
+        common = None
+        if isinstance(a, Tensor):
+            if isinstance(b, Tensor):
+                kind, layout, av, bv = self._operands(a, b, options)
+                if a._dtype is not b._dtype:
+                    common = result_type(a._dtype, b._dtype)
+            else:
+                kind, layout, av = self._tensor_operand(a, options)
+                if b.__class__ is float and a._dtype.kind == "float":
+                    bv = b  # the common case, decided without the table
+                else:
+                    bv, common = scalar_operand(b, a._dtype, type(self).__name__), _common_dtype(a, b)
+                self.saved = bv
+        elif isinstance(b, Tensor):
+            kind, layout, bv = self._tensor_operand(b, options)
+            if a.__class__ is float and b._dtype.kind == "float":
+                av = a
+            else:
+                av, common = scalar_operand(a, b._dtype, type(self).__name__), _common_dtype(a, b)
+            self.saved = _Left(av)
+        else:
+            raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
+        if common is not None:
+            self.flat = False  # backward reads the operands promoted, in rev space
+            av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
+        out = self.compute(kind[1], av, bv)
+        if self.keeps_result:
+            self.saved = (self.saved, out)
+        return wrap(out, layout, kind)
+
+    @classmethod
+    def with_scalar(cls, tensor: Tensor, scalar: float, position: int) -> Tensor | None:
+        """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
+
+        None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
+        """
+        flat = flat_operand(tensor)
+        if flat is None:
+            return None
+        values, kind = flat
+        out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
+        saved = scalar if position else _Left(scalar)
+        return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved,
+                               values)
+
+    def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
+        """Where two Tensor operands meet, the result layout, and both lined up with it."""
+        kind = place((a, b), options)
+        self.place = kind
+        a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
+        if a_modes == b_modes:
+            layout = a._layout
+            if (b._layout is layout or b._layout == layout) and dense_carrier(a, kind) is not None \
+                    and dense_carrier(b, kind) is not None:
+                self.flat = True
+                return kind, layout, a._carriers[0]._array, b._carriers[0]._array
+            layout = result_layout(a_modes, (a, b))
+        else:
+            layout = result_layout(broadcast_modes(a_modes, b_modes), (a, b))
+        # Operands whose buffers line up with the result (a broadcast row, say) run backward on raw
+        # buffers too, where arrays reshape for free (forward undoes this for mixed dtypes).
+        self.flat = flat_capable((a, b), kind) and lines_up(a, layout) and lines_up(b, layout)
+        return kind, layout, storage_operand(a, layout, kind), storage_operand(b, layout, kind)
+
+    def _tensor_operand(self, tensor: Tensor, options) -> tuple:
+        """The one Tensor operand beside a scalar: its flat buffer when dense, else its rev array."""
+        kind, values = single_place(tensor, options)
+        self.place = kind
+        if values is None:
+            return kind, _canonical(tensor._layout._shape_modes), operand(tensor, kind)
+        self.flat = True
+        return kind, tensor._layout, values
+
+    supports_batched = True
+
+    def ones_for(self, dtype: Any) -> Ones | None:
+        # Besides flat buffers, two operands in the dense result's storage order take them.
+        ones = Primitive.ones_for(self, dtype)
+        if ones is not None or not self.takes_ones:
+            return ones
+        inputs = self._inputs
+        saved = self.saved[0] if self.keeps_result else self.saved
+        result = self._result_layout
+        if saved is None and inputs[0]._dtype is inputs[1]._dtype and result.is_compact():
+            return Ones(storage_shape(result), dtype)
+        return None
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        inputs = self._inputs
+        result = self._result_layout
+        if gradient.__class__ is Ones:  # offered by ``ones_for``: the storage-order case
+            return self._storage_backward(gradient, self.saved[1] if self.keeps_result else None)
+        if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
+            # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
+            return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs])
+        if self.flat and gradient._layout is result:
+            # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
+        saved, out = self.saved if self.keeps_result else (self.saved, None)
+        if saved is None and gradient._layout is result and result.is_compact():
+            return self._storage_backward(gradient, out)
+        return self._promoted_backward(gradient, None)
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        xp = self.place[1]
+        saved = self.saved
+        out = None
+        if self.keeps_result:
+            saved, out = saved
+        inputs = self._inputs
+        if saved is None:
+            av, bv = flat_values(inputs[0]), flat_values(inputs[1])
+            size = g.shape[0]
+            if av.shape[0] != size or bv.shape[0] != size:
+                return self._lined_up_flat(g, out)
+            # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
+            if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
+                ga, gb = self._pair(xp, g, av, bv, out, True)
+            else:
+                wanted = self.wanted
+                ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
+                gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
+            return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
+        values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
+        if g.__class__ is Ones:  # offered to ``takes_ones`` nodes alone; see ``_unit_beside_scalar``
+            grad = self._unit_beside_scalar(xp, g, saved, values, out)
+        elif saved.__class__ is _Left:
+            grad = self.vjp_second(xp, g, saved.value, values, out)
+        else:
+            grad = self.vjp_first(xp, g, values, saved, out)
+        # By the rule contract a VJP result is new or one of its array arguments.
+        return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
+
+    def _unit_beside_scalar(self, xp, g: Ones, saved: Any, values: Any, out: Any) -> Any:
+        """The gradient for the Tensor beside a Python scalar, for ``Ones``: from the rule's factor.
+
+        Only ``Ones`` needs it. A flagged array is multiplied by the rule as written: exact, and no
+        dearer where the factor is a scalar, as multiply's is (the one linear rule with two operands).
+        """
+        if saved.__class__ is _Left:
+            factor = self.vjp_second(xp, UNIT_G, saved.value, values, out)
+        else:
+            factor = self.vjp_first(xp, UNIT_G, values, saved, out)
+        return _unit_product(type(self).__name__, g, factor, xp)
+
+    def _pair(self, xp, g, a, b, out, unit: bool | None = None) -> tuple:
+        """Both operands' gradients (None where not wanted), for a unit ``g`` each from its factor."""
+        if unit is None:
+            unit = self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS)
+        wanted = self.wanted
+        first, second = wanted is None or wanted[0], wanted is None or wanted[1]
+        if not unit:
+            return (self.vjp_first(xp, g, a, b, out) if first else None,
+                    self.vjp_second(xp, g, a, b, out) if second else None)
+        name = type(self).__name__
+        return (_unit_product(name, g, self.vjp_first(xp, UNIT_G, a, b, out), xp) if first else None,
+                _unit_product(name, g, self.vjp_second(xp, UNIT_G, a, b, out), xp) if second else None)
+
+    def _lined_up_flat(self, g: Any, out: Any) -> tuple[tuple, tuple]:
+        """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
+        kind = self.place
+        result = self._result_layout
+        g = unit_alias(g, reshaped(g, storage_shape(result), kind))
+        # Both operands line up with the result (forward checked), so each gradient is in its own
+        # storage order: flat already, or ``InStorageOrder`` N-D.
+        grads, fresh = self._in_storage_order(g, out)
+        flats, owned = [], []
+        for values, made in zip(grads, fresh):
+            if values is None:
+                flats.append(None)
+                owned.append(False)
+                continue
+            shaped = values.values if values.__class__ is InStorageOrder else values
+            flat = reshaped(shaped, (-1,), kind)
+            flats.append(flat)
+            # A reshape that had to copy (a broadcast view of saved values, say) made a new buffer.
+            owned.append(made or (flat is not shaped and kind[0]._copied(shaped, flat)))
+        return tuple(flats), tuple(owned)
+
+    def _in_storage_order(self, g: Any, out: Any) -> tuple[tuple, tuple]:
+        """Each operand's gradient from ``g`` (the cotangent in the dense result's storage shape), as
+        ``storage_cotangent`` returns it, and for each whether it is a sum made here."""
+        kind = self.place
+        xp = kind.namespace
+        result = self._result_layout
+        a, b = self._inputs
+        av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
+        if out is not None and out.ndim != g.ndim:
+            out = reshaped(out, storage_shape(result), kind)
+        ga, gb = self._pair(xp, g, av, bv, out)
+        # Only a sum made for one operand counts as fresh here: with broadcast operands a VJP
+        # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
+        ca, fresh_a = storage_cotangent(ga, a, result, xp)
+        cb, fresh_b = storage_cotangent(gb, b, result, xp)
+        return (ca, cb), (fresh_a, fresh_b)
+
+    def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
+        """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
+        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.place)
+        grads, fresh = self._in_storage_order(g, out)
+        return self.cotangents(grads, fresh=fresh)
+
+    def _promoted_backward(self, gradient: Tensor, values: list | None) -> tuple:
+        """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
+        kind = self.place
+        xp = kind.namespace
+        saved, out = self.saved if self.keeps_result else (self.saved, None)
+        inputs = self._inputs
+        if out is not None:
+            out = from_storage(out, self._result_layout, xp)
+        g, batch = gradient_values(self, gradient)
+        modes = self._result_layout._shape_modes
+        if saved is None:
+            a, b = inputs
+            av, bv = values or (operand(a, kind), operand(b, kind))
+            av = expand(av, a._layout._shape_modes, modes, xp)
+            bv = expand(bv, b._layout._shape_modes, modes, xp)
+            ga, gb = self._pair(xp, g, av, bv, out)
+            return self.cotangents((None if ga is None else unbroadcast(ga, a._layout._shape_modes, modes, xp, batch),
+                                    None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
+                                   batch)
+        tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
+        # (No ``Ones`` reach this path, and beside a scalar a flagged array is multiplied, as in ``backward_flat``.)
+        if saved.__class__ is _Left:
+            return self.cotangents((self.vjp_second(xp, g, saved.value, tensor_values, out),), batch)
+        return self.cotangents((self.vjp_first(xp, g, tensor_values, saved, out),), batch)
+
+
+def _common_dtype(a: Any, b: Any):
+    """The dtype both operands are computed in, when one of them must be cast (else None).
+
+    One rule on every carrier (``dtypes.result_type``), never the backend's own.
+    """
+    a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_tensor and b_tensor:
+        return None if a._dtype is b._dtype else result_type(a._dtype, b._dtype)
+    tensor, scalar = (a, b) if a_tensor else (b, a)
+    if scalar.__class__ is float and tensor._dtype.kind == "float":
+        return None  # the common case, decided without the table
+    common = result_type(tensor._dtype, scalar)
+    return None if common is tensor._dtype else common
+
+
+# ----- unary operations -------------------------------------------------------------------------------
+
+class _Unary(Primitive):
+    """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
+
+    __slots__ = ()
+    composite = False
+    keeps_result = False
+    needs_input = True
+
+    def forward(self, x: Any, *, options=None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
+        kind, values = single_place(x, options)
+        self.place = kind
+        self.flat = values is not None
+        out = self.compute(kind.namespace, operand(x, kind) if values is None else values)
+        if self.keeps_result:
+            self.saved = out
+        return wrap(out, _canonical(x._layout._shape_modes) if values is None else x._layout, kind)
+
+    @classmethod
+    def on_flat(cls, x: Tensor) -> Tensor | None:
+        """Hot path for a dense Float32 Tensor; None when it is not dense on its carrier."""
+        flat = flat_operand(x)
+        if flat is None:
+            return None
+        values, kind = flat
+        out = cls.compute(kind[1], values)
+        return cls.record_flat((x,), out, x._layout, kind, out if cls.keeps_result else None, values)
+
+    supports_batched = True
+
+    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+        xp = self.place[1]
+        values = flat_values(self._inputs[0]) if self.needs_input else None
+        saved = self.saved
+        # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
+        if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
+            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, values, saved), xp)
+        else:
+            grad = self.vjp(xp, g, values, saved)
+        return (grad,), (_allocated(grad, g, values, saved),)
+
+    def backward(self, gradient: Tensor) -> tuple:
+        kind = self.place
+        x = self._inputs[0]
+        if self.flat and gradient._layout is self._result_layout:
+            # Forward ran on the flat buffer: stay flat (``saved`` is flat too).
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
+        values = None
+        if self.needs_input:
+            values = operand(x, kind)
+        g, batch = gradient_values(self, gradient)
+        saved = self.saved
+        xp = kind.namespace
+        if self.flat and saved is not None:
+            saved = from_storage(saved, x._layout, xp)
+        if self.takes_ones and g in _UNIT_ARRAYS:  # (no ``Ones`` reach this path)
+            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, values, saved), xp)
+        else:
+            grad = self.vjp(xp, g, values, saved)
+        return self.cotangents((grad,), batch)
+
+
+# ----- the public functions ---------------------------------------------------------------------------
+
+def _no_gradient(self, gradient):
+    return (None,) * len(self._inputs)
+
+
+def _no_gradient_flat(self, g):
+    return (None,) * len(self._inputs), (False,) * len(self._inputs)
+
+
+def _nothing(*args):
+    return None
+
+
+def quiet(vjp: Callable) -> Callable:
+    """``vjp`` with NumPy's floating-point warnings off: its inf and NaN gradients stay, silently."""
+    def call(*args):
+        with np.errstate(all="ignore"):
+            return vjp(*args)
+    return call
+
+
+#: op names the standard spells differently
+_NAMESPACE_NAMES = {"power": "pow"}
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.title() for part in name.split("_"))
+
+
+def _check_dtype(name: str, category: str | None, *operands) -> None:
+    if category is None:
+        return
+    for value in operands:
+        if isinstance(value, Tensor) and value._dtype.kind not in _KINDS[category]:
+            raise TypeError(f"{name} expects {category} operands, got a Tensor of dtype {value._dtype!r}")
+
+
+def unary_op(name: str, rule: UnaryRule) -> tuple[type, Callable]:
+    """The node class of a unary rule and the public function ``name(x, *, options=None)`` that runs it."""
+    vjp = rule.vjp
+    if vjp is not None and rule.quiet:
+        vjp = quiet(vjp)
+    reads = rule.reads.split()
+    attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "keeps_result": "out" in reads,
+             "reads_result": "out" in reads, "needs_input": "x" in reads}
+    if vjp is None:
+        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+    else:
+        attrs["vjp"] = staticmethod(vjp)
+        attrs["takes_ones"] = rule.linear_in_g
+    op_class = type(_class_name(name), (_Unary,), attrs)
+
+    dtypes = rule.dtypes
+    float_operand = dtypes is None or "float" in _KINDS[dtypes]
+    complex_defined = name in COMPLEX_ELEMENTWISE
+
+    def unary(x, *, options=None) -> Tensor:
+        if options is None and float_operand and isinstance(x, Tensor) and x._dtype is _FLOAT32:
+            result = op_class.on_flat(x)
+            if result is not None:
+                return result
+        if complex_defined and _complex(x):
+            return complex_forward(name, x)
+        _check_dtype(name, dtypes, x)
+        try:
+            return op_class()(x, options=options)
+        except MixedBlocks:
+            return run_blockwise(op_class(), (x,), {})
+
+    doc = rule.doc
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = f"Elementwise {doc}" + ("." if vjp is not None or "differentiable" in doc
+                                            else " (not differentiable).")
+    return op_class, unary
+
+
+def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
+    """The node class of a binary rule and the public function ``name(a, b, *, options=None)`` that runs it."""
+    vjp_a, vjp_b = rule.vjp_a, rule.vjp_b
+    if rule.quiet:
+        vjp_a, vjp_b = (None if vjp is None else quiet(vjp) for vjp in (vjp_a, vjp_b))
+    reads = rule.reads.split()
+    attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "keeps_result": "out" in reads,
+             "reads_result": "out" in reads, "scalar_vjp_reads_tensor": "own" in reads,
+             "vjp_first": staticmethod(vjp_a or _nothing), "vjp_second": staticmethod(vjp_b or _nothing)}
+    if vjp_a is None and vjp_b is None:
+        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+    else:
+        attrs["takes_ones"] = rule.linear_in_g
+    op_class = type(_class_name(name), (_Binary,), attrs)
+
+    dtypes = rule.dtypes
+    float_operands = dtypes is None or "float" in _KINDS[dtypes]
+    namespace_name = _NAMESPACE_NAMES.get(name, name)
+    complex_defined = namespace_name in COMPLEX_ELEMENTWISE
+
+    def binary(a, b, *, options=None) -> Tensor:
+        if options is None and float_operands:
+            if b.__class__ is float and isinstance(a, Tensor) and a._dtype is _FLOAT32:
+                result = op_class.with_scalar(a, b, 1)
+                if result is not None:
+                    return result
+            elif a.__class__ is float and isinstance(b, Tensor) and b._dtype is _FLOAT32:
+                result = op_class.with_scalar(b, a, 0)
+                if result is not None:
+                    return result
+        if complex_defined and (_complex(a) or _complex(b)):
+            return complex_forward(namespace_name, a, b)
+        if dtypes is not None:
+            _check_dtype(name, dtypes, a, b)
+        try:
+            return op_class()(a, b, options=options)
+        except MixedBlocks:  # blocks of a multi-subtensor operand on several carriers
+            return run_blockwise(op_class(), (a, b), {})
+
+    binary.__name__ = binary.__qualname__ = name
+    binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
+        ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
+    return op_class, binary

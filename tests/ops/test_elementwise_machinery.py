@@ -1,0 +1,116 @@
+"""The elementwise machinery (``ops/_elementwise.py``): rule records and the unit shortcut the base applies.
+
+A rule flagged ``linear_in_g`` writes its VJP as math (``g * y``); for a unit
+cotangent the base passes ``UNIT_G`` and takes the factor itself, so no
+product is computed and the factor is never marked as a new buffer.
+"""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from strideweave._marks import mark_unit
+from strideweave.autograd.cotangents import Ones
+from strideweave.ops._elementwise import UNIT_G, BinaryRule, UnaryRule, binary_op, unary_op
+from strideweave.ops.elementwise import BINARY_RULES, RULES, UNARY_RULES
+from strideweave.tensors.tensor import flat_values
+from strideweave.tensors.values import kind_of
+
+from ops_cases import CARRIERS
+
+X0 = np.linspace(0.25, 2.0, 8, dtype=np.float32)
+
+
+def _flat_node(result):
+    node = result.autograd_ctx
+    assert node is not None and node.flat
+    return node
+
+
+def _units(carrier, n):
+    """A unit cotangent of ``n`` elements in each form the engine hands a flat node."""
+    xp = kind_of(sw.tensor(X0, carrier=carrier).carrier).namespace
+    return [Ones((n,), xp.float32), mark_unit(xp.ones((n,), dtype=xp.float32))]
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_a_linear_rule_hands_back_its_factor_for_a_unit_cotangent(carrier):
+    x = sw.tensor(X0, carrier=carrier)
+    y = sw.exp(x)
+    node = _flat_node(y)
+    for g in _units(carrier, X0.size):
+        (grad,), (owned,) = node.backward_flat(g)
+        assert grad is node.saved          # the result itself: no multiply by the ones
+        assert not owned                   # saved values, so the engine must not add into them
+    product = _flat_node(x * 3.0)
+    for g in _units(carrier, X0.size):
+        (grad,), (owned,) = product.backward_flat(g)
+        np.testing.assert_array_equal(np.asarray(sw.tensor(grad).numpy()), np.full(X0.size, 3.0, np.float32))
+        assert owned
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_a_rule_not_linear_in_g_multiplies_a_flagged_unit(carrier):
+    x = sw.tensor(X0, carrier=carrier)
+    node = _flat_node(sw.log(x))
+    g = _units(carrier, X0.size)[1]
+    (grad,), (owned,) = node.backward_flat(g)
+    assert owned
+    np.testing.assert_allclose(np.asarray(sw.tensor(grad).numpy()), 1 / X0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_a_two_operand_linear_rule_takes_each_factor(carrier):
+    a, b = sw.tensor(X0, carrier=carrier), sw.tensor(X0[::-1].copy(), carrier=carrier)
+    node = _flat_node(a * b)
+    for g in _units(carrier, X0.size):
+        (ga, gb), owned = node.backward_flat(g)
+        assert ga is flat_values(b) and gb is flat_values(a)  # each the other operand's own buffer
+        assert owned == (False, False)
+
+
+def test_the_unit_marker_supports_the_product_only():
+    factor = np.arange(3.0)
+    assert UNIT_G * factor is factor and factor * UNIT_G is factor
+    with pytest.raises(TypeError):
+        -UNIT_G  # noqa: B018
+    with pytest.raises(TypeError):
+        UNIT_G / factor  # noqa: B018
+
+
+def test_a_rule_flagged_linear_that_returns_g_itself_fails_loudly():
+    _, passes_g = unary_op("passes_g", UnaryRule(lambda xp, x: x * 2, vjp=lambda xp, g, x, y: g, linear_in_g=True,
+                                                  doc="a test rule"))
+    x = sw.tensor(X0)
+    with pytest.raises(TypeError, match="PassesG: a rule flagged linear_in_g returned g itself"):
+        sw.sum(passes_g(x)).backward()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: UnaryRule(lambda xp, x: x, vjp=None, doc="", reads="y"), "reads names"),
+    (lambda: UnaryRule(lambda xp, x: x, vjp=None, doc="", dtypes="real"), "dtypes is 'real'"),
+    (lambda: UnaryRule(lambda xp, x: x, vjp=None, doc="", linear_in_g=True), "needs a VJP"),
+    (lambda: BinaryRule(lambda xp, a, b: a, vjp_a=None, vjp_b=None, doc="", reads="x"), "reads names"),
+    (lambda: BinaryRule(None, vjp_a=None, vjp_b=None, doc=""), "forward must be callable"),
+])
+def test_rule_records_check_their_fields(make, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        make()
+
+
+def test_rule_fields_past_the_forward_are_keywords():
+    with pytest.raises(TypeError):
+        UnaryRule(lambda xp, x: x, None, "doc")  # the VJP and flags cannot be given by position
+    with pytest.raises(TypeError):
+        BinaryRule(lambda xp, a, b: a, None, None, "doc", "own")
+
+
+def test_the_tables_and_the_node_classes_agree():
+    assert set(RULES) == set(UNARY_RULES) | set(BINARY_RULES)
+    linear = {name for name, rule in {**UNARY_RULES, **BINARY_RULES}.items() if rule.linear_in_g}
+    assert linear == {name for name, op in RULES.items() if op.takes_ones}
+    assert RULES["hypot"].keeps_result and RULES["divide"].scalar_vjp_reads_tensor
+    assert not RULES["multiply"].scalar_vjp_reads_tensor and RULES["exp"].keeps_result
+    op, function = binary_op("first_of", BinaryRule(lambda xp, a, b: a, vjp_a=None, vjp_b=None, doc="a"))
+    assert function.__doc__ == "Elementwise a, broadcasting over top-level modes (not differentiable)."
+    assert op.__name__ == "FirstOf"
