@@ -20,19 +20,11 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from ..layout import Layout
-from ..operation import outside_operation
 from ..tensors.tensor import Tensor
 from ._primitive import Primitive
 from ..tensors.values import mode_operand, place, wrap
 
-__all__ = ["Natural", "natural_op", "natural", "row_major", "unpack", "COMPLEX_ELEMENTWISE", "complex_forward",
-           "is_complex_operand"]
-
-#: The standard's elementwise functions defined on complex operands (by their namespace names).
-COMPLEX_ELEMENTWISE = frozenset({
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cos", "cosh", "divide", "equal", "exp",
-    "expm1", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "multiply", "negative", "not_equal",
-    "positive", "pow", "reciprocal", "round", "sign", "sin", "sinh", "sqrt", "square", "subtract", "tan", "tanh"})
+__all__ = ["Natural", "natural_op", "natural", "row_major", "unpack"]
 
 
 @lru_cache(maxsize=1024)
@@ -56,24 +48,6 @@ def natural(tensor: Tensor, kind) -> Any:
 def wrap_natural(values: Any, kind) -> Tensor:
     """A row-major Tensor holding the native array ``values`` (axes = top-level modes)."""
     return wrap(values, row_major(tuple(int(n) for n in values.shape)), kind)
-
-
-def is_complex_operand(value: Any) -> bool:
-    """A Python complex, or a Tensor of a complex dtype."""
-    return value.__class__ is complex or (isinstance(value, Tensor) and value._dtype.kind == "complex")
-
-
-def complex_forward(name: str, *args: Any, **kwargs: Any) -> Tensor:
-    """``xp.<name>(*args)`` on the native arrays of the first Tensor's carrier, as a new Tensor.
-
-    Complex values are never differentiable (only Float32 is), and the op
-    library's rules are written for real dtypes: the carrier's own namespace
-    computes them, forward only.
-    """
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    kind = tensors[0]._carriers[0].kind
-    natives = [a.to_array() if isinstance(a, Tensor) else a for a in args]
-    return outside_operation(name, args, wrap_natural(getattr(kind.namespace, name)(*natives, **kwargs), kind))
 
 
 def _to_rev(grad: Any, target: Tensor, xp: Any) -> Any:
