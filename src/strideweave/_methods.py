@@ -16,9 +16,7 @@ import operator
 
 import numpy as np
 
-from . import _numpy_methods
-from . import array_api as xp
-from . import ops as _ops
+from . import _numpy_methods, array_api as xp, ops as _ops
 from .array_api import _indexing, _native_operands, _writes
 from .autograd.engine import backward, backwards_traversal
 from .tensors import copies

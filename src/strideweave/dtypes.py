@@ -17,7 +17,6 @@ they never widen a Tensor's dtype.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 import numpy as _np

@@ -8,7 +8,13 @@ import threading
 from typing import Any
 
 from .dtypes import DType
-from .tensors.tensor import (_LOST_PRECISION, Tensor, lost_precision_from_graph, lost_precision_origin, record_lost_precision)
+from .tensors.tensor import (
+    _LOST_PRECISION,
+    Tensor,
+    lost_precision_from_graph,
+    lost_precision_origin,
+    record_lost_precision,
+)
 
 __all__ = ["Operation", "ExecutionOptions", "NoGradientPath", "is_grad_enabled", "set_grad_enabled", "no_grad"]
 

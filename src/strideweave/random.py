@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from .carriers import resolve, transfer
-from .tensors.creation import _shape_modes
 from .layout import Layout
+from .tensors.creation import _shape_modes
 from .tensors.tensor import Tensor
 
 __all__ = ["normal", "uniform"]

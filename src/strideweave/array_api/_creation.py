@@ -10,11 +10,11 @@ from ..dtypes import DType, SimpleDType, dtype_from_name
 from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation
 from ..ops import from_dlpack as _sw_from_dlpack
+from ..ops._args import tensor as _check
 from ..tensors.creation import tensor as _sw_tensor
 from ..tensors.tensor import Tensor
 from ..tensors.values import joins_partner
 from ._devices import default_int, kind_for_device as _kind
-from ..ops._args import tensor as _check
 from ._helpers import checked_dtype as _dtype, checked_shape as _shape
 from ._manipulation import broadcast_to, reshape, stack
 

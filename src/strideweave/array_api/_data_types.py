@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import ops as _ops
 from ..dtypes import DType, SimpleDType, result_type as _result_type
+from ..ops._args import tensor as _check
 from ..tensors.tensor import Tensor
 from ._creation import to_device
-from ..ops._args import tensor as _check
 from ._helpers import checked_dtype as _dtype
 
 __all__ = ["bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128",

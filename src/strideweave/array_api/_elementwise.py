@@ -7,9 +7,9 @@ complex operands included (they run forward only, ``ops._complex``).
 from __future__ import annotations
 
 from .. import ops as _ops
+from ..ops._args import tensor as _check
 from ..ops._complex import complex_forward as _complex_forward
 from ._creation import zeros_like
-from ..ops._args import tensor as _check
 
 __all__ = ["conj", "real", "imag", "clip", "where"]
 

@@ -5,7 +5,6 @@ A Tensor argument and axes are checked by ``ops._args``, as the op library check
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import ops as _ops

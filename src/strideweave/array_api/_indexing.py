@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..tensors.creation import tensor
 from ..dtypes import DType
 from ..layout import Shape
 from ..ops import reshape as _sw_reshape
 from ..ops.arrays import _c_reshape, take
-from ..ops.views import getitem as _view_getitem
-from ..ops.views import setitem as _view_setitem
+from ..ops.views import getitem as _view_getitem, setitem as _view_setitem
+from ..tensors.creation import tensor
 from ..tensors.tensor import Tensor
 from ..tensors.writes import write
 from ._writes import _offsets, recorded_setitem

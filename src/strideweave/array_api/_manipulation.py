@@ -9,9 +9,9 @@ import numpy as np
 from .. import ops as _ops
 from ..dtypes import result_type as _result_type
 from ..layout import Shape
+from ..ops._args import axis as _axis, tensor as _check
 from ..ops.arrays import _c_reshape, expand_dims as _expand_dims, moveaxis
 from ..tensors.tensor import Tensor
-from ..ops._args import axis as _axis, tensor as _check
 from ._helpers import checked_shape as _shape, to_0d as _to_0d
 
 __all__ = ["inferred_shape", "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "concat", "stack",

@@ -32,18 +32,17 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import ops as _ops
-from ..operation import _state, no_grad
-from ..carriers.numpy_carrier import NumpyCarrier
-from ..dtypes import DType
-from ..operation import Operation, _unique_carriers, result_state, versions_of
-from ..tensors.broadcasting import sum_to
-from ..ops._natural import _to_rev, natural
 from ..autograd.cotangents import cotangent_for
 from ..autograd.engine import is_traversal_gradient
-from ..tensors.values import kind_of
+from ..carriers.numpy_carrier import NumpyCarrier
+from ..dtypes import DType
+from ..operation import Operation, _state, _unique_carriers, no_grad, result_state, versions_of
+from ..ops._natural import _to_rev, natural
 from ..ops.views import View
-from ..tensors.writes import write as write_storage
+from ..tensors.broadcasting import sum_to
 from ..tensors.tensor import _LOST_PRECISION, Tensor, lost_precision_origin
+from ..tensors.values import kind_of
+from ..tensors.writes import write as write_storage
 from ._native_operands import constant
 
 __all__ = ["inplace_operator", "recorded_setitem", "WrittenValue"]

@@ -15,9 +15,9 @@ from typing import Any
 from ..dtypes import DType
 from ..operation import outside_operation
 from ..ops import astype as _astype
-from ..ops.arrays import roll as _roll
 from ..ops._args import tensor as _tensor
 from ..ops._natural import wrap_natural
+from ..ops.arrays import roll as _roll
 from ..tensors.tensor import Tensor
 from ._devices import kind_for_device
 

@@ -3,8 +3,26 @@
 from __future__ import annotations
 
 from ..ops.arrays import vecdot as _vecdot
-from ..ops.linalg_ext import (cholesky, cross, det, diagonal, eigh, eigvalsh, inv, matrix_norm, matrix_power,
-                              matrix_rank, outer, pinv, qr, slogdet, solve, svd, svdvals, vector_norm)
+from ..ops.linalg_ext import (
+    cholesky,
+    cross,
+    det,
+    diagonal,
+    eigh,
+    eigvalsh,
+    inv,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    outer,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    vector_norm,
+)
 from . import _linear_algebra
 from ._statistical import sum as _sum
 

@@ -13,9 +13,9 @@ from typing import Any
 from .._marks import mark_unit
 from ..layout import Layout
 from ..layout.order import batched_layout, broadcast_axes
-from .cotangents import gradient_layout
-from ..tensors.values import kind_of, operand, wrap
 from ..tensors.tensor import Tensor
+from ..tensors.values import kind_of, operand, wrap
+from .cotangents import gradient_layout
 
 
 def _overlapping(target_layout: Layout) -> ValueError:

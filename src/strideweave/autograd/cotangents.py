@@ -21,7 +21,6 @@ from ..tensors.broadcasting import reshape_array
 from ..tensors.tensor import Tensor
 from ..tensors.values import _dense, kind_of, operand, to_storage, wrap
 
-
 # ----- cotangent forms and ownership marks ---------------------------------------------------------
 
 #: Cotangent Tensors a built-in backward rule allocated for one input, until the engine claims them.

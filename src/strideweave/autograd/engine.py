@@ -28,12 +28,18 @@ from .._locks import locked
 from .._marks import IdentityMarks
 from ..carriers.base import ContentWatch
 from ..dtypes import DType
-from .cotangents import Ones, Unplaced, claim_allocated, claim_handed_on
-from .cotangents import cotangent_for
 from ..tensors.creation import converted
 from ..tensors.tensor import Tensor
-from .buffers import (accumulated_gradient, add_cotangents, add_into, aggregate, detached_gradient, unit_cotangent,
-                      validate_cotangent)
+from .buffers import (
+    accumulated_gradient,
+    add_cotangents,
+    add_into,
+    aggregate,
+    detached_gradient,
+    unit_cotangent,
+    validate_cotangent,
+)
+from .cotangents import Ones, Unplaced, claim_allocated, claim_handed_on, cotangent_for
 
 __all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
 

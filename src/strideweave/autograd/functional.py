@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cotangents import BatchUnsupported, gradient_layout
 from ..layout.order import batched_layout
-from ..tensors.values import kind_of, operand
 from ..tensors.tensor import Tensor
+from ..tensors.values import kind_of, operand
 from .buffers import validate_cotangent
-from .engine import (Traversal, as_float32, discover, first_order_error, is_traversal_gradient,
-                     require_one_subtensor, traverse)
+from .cotangents import BatchUnsupported, gradient_layout
+from .engine import (
+    Traversal,
+    as_float32,
+    discover,
+    first_order_error,
+    is_traversal_gradient,
+    require_one_subtensor,
+    traverse,
+)
 
 __all__ = ["grad"]
 

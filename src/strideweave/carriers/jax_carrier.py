@@ -23,8 +23,8 @@ import sys
 import threading
 import warnings
 
-from . import _indexing
 from .._marks import unit_alias
+from . import _indexing
 from .base import Carrier, LibraryCarrier
 from .generic import _SCALARS, read_through
 

@@ -16,13 +16,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..autograd.functional import _refuse_higher_order, _run
-from ..operation import is_grad_enabled, set_grad_enabled
 from ..carriers import kind_for_array, transfer
-from ..tensors.creation import tensor as _wrap, zeros
 from ..dtypes import DType
 from ..layout import Layout
-from ..operation import Operation
+from ..operation import Operation, is_grad_enabled, set_grad_enabled
 from ..ops import reshape
+from ..tensors.creation import tensor as _wrap, zeros
 from ..tensors.tensor import Tensor
 
 __all__ = ["fn_name", "as_outputs", "natural_shape", "wrap_native", "cotangent_for", "vjp", "grad_mode"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ..operation import is_grad_enabled
 from ..carriers import resolve, transfer
-from ..operation import ExecutionOptions, Operation
+from ..operation import ExecutionOptions, Operation, is_grad_enabled
 from ..tensors.tensor import Tensor
 from ._common import cotangent_for, fn_name, wrap_native
 

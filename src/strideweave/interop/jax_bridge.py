@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..operation import no_grad
 from ..carriers import resolve, transfer
+from ..operation import no_grad
 from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, natural_shape, vjp, wrap_native
 from ._native import native_function

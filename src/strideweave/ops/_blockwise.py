@@ -17,6 +17,7 @@ import copy
 from typing import Any
 
 from ..operation import ExecutionOptions
+from ..tensors.creation import from_subtensors
 from ..tensors.tensor import Tensor
 from ..tensors.values import MixedBlocks, kind_of
 
@@ -25,8 +26,6 @@ __all__ = ["run_blockwise"]
 
 def run_blockwise(op, args: tuple, kwargs: dict) -> Tensor:
     """Run the elementwise primitive ``op`` block by block; the result keeps each block's carrier."""
-    from ..tensors.creation import from_subtensors
-
     lead = next(a for a in args if isinstance(a, Tensor) and a._blocks is not None)
     blocks, mode = lead._blocks
     out_rank = max(a._layout.rank for a in args if isinstance(a, Tensor))

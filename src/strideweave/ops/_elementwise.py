@@ -32,8 +32,18 @@ from ..layout import Layout
 from ..layout.order import storage_shape
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
 from ..tensors.tensor import Tensor, flat_values
-from ..tensors.values import (MixedBlocks, cast_values, dense_carrier, flat_operand, from_storage, operand, place,
-                              reshaped, single_place, wrap)
+from ..tensors.values import (
+    MixedBlocks,
+    cast_values,
+    dense_carrier,
+    flat_operand,
+    from_storage,
+    operand,
+    place,
+    reshaped,
+    single_place,
+    wrap,
+)
 from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
 from ._primitive import Primitive

@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 from ..layout import Layout
 from ..tensors.tensor import Tensor
-from ._primitive import Primitive
 from ..tensors.values import mode_operand, place, wrap
+from ._primitive import Primitive
 
 __all__ = ["Natural", "natural_op", "natural", "row_major", "unpack"]
 

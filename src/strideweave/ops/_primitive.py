@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..operation import _state
+from ..autograd.cotangents import Ones, cotangent_for, cotangent_for_batched
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
-from ..operation import _UNWRITTEN, Operation, trace_lost_precision, versions_of
-from ..autograd.cotangents import Ones
+from ..operation import _UNWRITTEN, Operation, _state, trace_lost_precision, versions_of
 from ..tensors.tensor import Tensor, flat_values
-from ..autograd.cotangents import cotangent_for, cotangent_for_batched
 from ..tensors.values import dense_buffer
 
 __all__ = ["Primitive"]

@@ -17,11 +17,13 @@ from typing import Any
 from ..carriers import transfer
 from ..carriers.registry import default_int
 from ..operation import outside_operation
-from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import sum_to as _sum_to
+from ..tensors.tensor import Tensor
+from ..tensors.values import kind_of, place
 from ._args import axes as _axes, axis as _axis, tensor as _tensor
 from ._natural import natural, natural_op, row_major, wrap_natural
-from ..tensors.values import kind_of, place
+from .manipulation import astype
+from .views import View
 
 __all__ = [
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
@@ -135,8 +137,6 @@ def _cumulative(op_class, name, x, axis, dtype, include_initial, options):
         if x._dtype.bits < default.bits or x._dtype.kind != "int":
             dtype = default
     if dtype is not None and dtype is not x._dtype:
-        from .manipulation import astype
-
         x = astype(x, dtype, options=options)
     return _run(op_class, (x,), options, axis=_axis(axis, ndim, name), include_initial=bool(include_initial))
 
@@ -214,8 +214,6 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None, options=None) -> Tensor
     index = default_int(kind_of(out._carriers[0]))  # the standard's index dtype (JAX returns int32)
     if out._dtype is index:
         return out
-    from .manipulation import astype
-
     return astype(out, index)
 
 
@@ -374,8 +372,6 @@ def _c_reshape(x: Tensor, shape: tuple, options) -> Tensor:
         # C-contiguous: the reshape is a view of the same carrier, so a write through either is
         # a write to one storage with one version (a reshaped native array would be a second
         # carrier over the same memory, invisible to the other's version).
-        from .views import View
-
         return View()(x, layout=row_major(shape), offset=x._offset)
     return _run(_Reshape, (x,), options, shape=shape)
 

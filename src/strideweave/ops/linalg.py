@@ -11,15 +11,15 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+from ..autograd.cotangents import gradient_values
 from ..dtypes import result_type
 from ..layout import Layout
-from ..tensors.tensor import Tensor, _modes_view, flat_values
-from ..tensors.broadcasting import broadcast_modes, sum_to as _sum_to
-from ._primitive import Primitive
-from ..tensors.values import cast_values, mode_operand, operand, place, reshaped, wrap
-from ._storage import flat_capable, storage_flat
-from ..autograd.cotangents import gradient_values
 from ..layout.order import storage_perm, storage_shape
+from ..tensors.broadcasting import broadcast_modes, sum_to as _sum_to
+from ..tensors.tensor import Tensor, _modes_view, flat_values
+from ..tensors.values import cast_values, mode_operand, operand, place, reshaped, wrap
+from ._primitive import Primitive
+from ._storage import flat_capable, storage_flat
 
 __all__ = ["matmul", "tensordot"]
 

@@ -18,12 +18,16 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
-from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import sum_to as _sum_to
-from ._natural import natural_op, packed_op, unpack
+from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of
 from ._args import axes as _axes, tensor as _tensor
-from .arrays import _c_reshape, _run
+from ._natural import natural_op, packed_op, unpack
+from .arrays import _c_reshape, _forward_only, _run
+from .elementwise import abs as abs_
+from .linalg import matmul
+from .manipulation import astype
+from .reduction import max as max_, min as min_, sum as sum_
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank",
@@ -159,8 +163,6 @@ def _packed(op_class, tensors, options, **params):
     if any(t._dtype.kind == "complex" for t in tensors):
         # Never differentiable, so no node carries the outputs; packing them into one buffer
         # would also make the real ones (singular values, log-determinants) complex.
-        from .arrays import _forward_only
-
         return _forward_only(lambda xp, *arrays: tuple(op_class.outputs_rule(xp, *arrays, **params)[0]), *tensors,
                              options=options, name=op_class.__name__.lower())
     op = op_class()
@@ -390,8 +392,6 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, options=None) -> Tens
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro", options=None) -> Tensor:
     """Matrix norm over the last two axes: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf (composed, so differentiable)."""
-    from .reduction import max as max_, min as min_, sum as sum_
-
     x = _matrices(x, "matrix_norm")
     shape = tuple(x._layout.mode_sizes)
     last, row = len(shape) - 1, len(shape) - 2
@@ -403,8 +403,6 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", options=None) -> Tensor:
         reduce = {"nuc": sum_, 2: max_, -2: min_}[ord]
         return _c_reshape(reduce(s, modes=(last - 1,), keepdims=True), out_shape, options)
     if ord in (1, -1, math.inf, -math.inf):
-        from .elementwise import abs as abs_
-
         sums = sum_(abs_(x), modes=(row if ord in (1, -1) else last,), keepdims=True)
         reduce = max_ if ord > 0 else min_
         return _c_reshape(reduce(sums, modes=(last if ord in (1, -1) else row,), keepdims=True), out_shape, options)
@@ -445,8 +443,6 @@ def trace(x, /, *, offset=0, dtype=None, options=None) -> Tensor:
     """Sum along diagonal ``offset`` of the last two axes."""
     x = _matrices(x, "trace", _NUMERIC)
     if dtype is not None and dtype is not x._dtype:
-        from .manipulation import astype
-
         x = astype(x, dtype, options=options)
     return _run(_Trace, (x,), options, offset=operator.index(offset))
 
@@ -498,8 +494,6 @@ _Eye = natural_op("identity", lambda xp, a: (xp.broadcast_to(xp.eye(a.shape[-1],
 
 def matrix_power(x, n, /, *, options=None) -> Tensor:
     """``x`` raised to the integer power ``n`` (negative: of the inverse), by repeated squaring."""
-    from .linalg import matmul
-
     x = _square(x, "matrix_power")
     n = operator.index(n)
     if n == 0:
@@ -568,8 +562,6 @@ def pinv(x, /, *, rtol=None, options=None) -> Tensor:
 
 def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
     """Number of singular values above ``rtol * max`` (not differentiable)."""
-    from .arrays import _forward_only
-
     x = _matrices(x, "matrix_rank")
     tolerance = _rtol(rtol, x, "matrix_rank")
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..autograd.cotangents import gradient_values
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
-from ..tensors.tensor import Tensor
 from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
+from ..tensors.tensor import Tensor
+from ..tensors.values import as_array_like, mode_operand, operand, place, wrap
 from ._args import axis as _axis
 from ._primitive import Primitive
-from ..tensors.values import as_array_like, mode_operand, operand, place, wrap
-from ..autograd.cotangents import gradient_values
 
 __all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
 

@@ -12,21 +12,21 @@ import operator
 from functools import lru_cache
 from typing import Any, Sequence
 
-from ..operation import no_grad
-from ..layout import Layout, Shape
-from ..autograd.cotangents import allocated, handed_on
 import numpy as np
 
+from ..autograd.cotangents import BatchUnsupported, allocated, handed_on
 from ..carriers import carrier_for_array
+from ..layout import Layout, Shape
+from ..layout.order import broadcast_axes
+from ..operation import no_grad
+from ..tensors.broadcasting import broadcast_modes, leaves_of
 from ..tensors.creation import tensor
 from ..tensors.tensor import Tensor
-from ..tensors.writes import write
-from ..tensors.broadcasting import broadcast_modes, leaves_of
-from ._primitive import Primitive
-from ..autograd.cotangents import BatchUnsupported
-from ..layout.order import broadcast_axes
 from ..tensors.values import dense_carrier, kind_of, operand, wrap
+from ..tensors.writes import write
+from ._primitive import Primitive
 from ._storage import flat_capable
+from .manipulation import copy
 
 __all__ = ["from_dlpack", "getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
@@ -127,8 +127,6 @@ def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
     if len(x._carriers) != 1:
         if x._blocks is None:
             raise NotImplementedError(f"{name} of a compound Tensor is not supported")
-        from .manipulation import copy
-
         x = copy(x)
     return View()(x, layout=layout, offset=offset)
 
@@ -218,8 +216,6 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     try:
         layout, offset = index_layout(x._layout, x._offset, key)
     except NotAView:
-        from .manipulation import copy
-
         dense = copy(x)  # in canonical storage every nested mode is one contiguous run
         layout, offset = index_layout(dense._layout, dense._offset, key)
         return _make_view(dense, layout, offset, "indexing")
@@ -232,9 +228,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         try:
             layout, offset = index_layout(x._layout, x._offset, key)
         except NotAView:
-            from .manipulation import copy
-
-            # No view addresses the slice: edit a canonical copy, then write all of it back.
+                # No view addresses the slice: edit a canonical copy, then write all of it back.
             dense = copy(x)
             write(getitem(dense, key), value, False)
             write(x, dense, False)
@@ -360,8 +354,6 @@ def reshape(x: Tensor, shape: Any) -> Tensor:
         return _make_view(x, canonical, x._offset, "reshape")
     strides = _reshape_strides(x._layout, leaves_of(target)) if x._blocks is None else None
     if strides is None:
-        from .manipulation import copy
-
         return _make_view(copy(x), canonical, 0, "reshape")
     return _make_view(x, Layout(target, _restructure(target, strides)), x._offset, "reshape")
 

@@ -7,8 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..carriers import carrier_for_array, kind_for_array, resolve, transfer
 from .._marks import mark_unit
+from ..carriers import carrier_for_array, kind_for_array, resolve, transfer
 from ..carriers.registry import TracerError
 from ..dtypes import CompoundDType, DType, SimpleDType, dtype_from_name
 from ..layout import Layout, Shape

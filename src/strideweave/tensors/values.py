@@ -17,7 +17,6 @@ from ..layout import Layout
 from ..layout.order import storage_perm
 from .tensor import Tensor, blocks_rev_array
 
-
 # ----- where a Tensor lives ----------------------------------------------------------------------
 
 def where(tensor: Tensor) -> CarrierKind:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._locks import lock_for
+from ..dtypes import scalar_operand
+from .broadcasting import broadcast_modes, expand
 from .creation import tensor
 from .tensor import Tensor
-from .broadcasting import broadcast_modes, expand
 from .values import kind_of, operand
-from ..dtypes import scalar_operand
 
 __all__ = ["write"]
 
