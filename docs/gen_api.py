@@ -50,6 +50,8 @@ SECTIONS = [
 
 def qualified(obj) -> str:
     module = obj.__module__ or ""
+    if module.rsplit(".", 1)[-1].startswith("_"):
+        module = module.rsplit(".", 1)[0]  # a private module's names are documented where they are exported
     if module.startswith("strideweave.") and getattr(sw, obj.__name__, None) is obj:
         return f"sw.{obj.__name__}"
     short = module.replace("strideweave.", "sw.", 1) if module.startswith("strideweave") else module
@@ -61,12 +63,14 @@ def summary(obj) -> str:
     return doc.split("\n\n")[0].replace("\n", " ").strip() or "(no docstring)"
 
 
-def signature(obj, name: str) -> str:
+def signature(obj, name: str, method: bool = False) -> str:
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return name
     params = [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+    if method and params and list(sig.parameters)[0] not in ("self", "cls"):
+        params = params[1:]  # a free function attached as a method (the layout algebra): its first argument is self
     sig = sig.replace(parameters=params)
     if inspect.isclass(obj) or sig.return_annotation in (None, "None"):
         sig = sig.replace(return_annotation=inspect.Signature.empty)
@@ -107,7 +111,7 @@ def members(cls) -> list[str]:
             func = member.__func__
             head, text = f"`{signature(func, name)}` ({type(member).__name__})", member_summary(cls, name, func)
         elif inspect.isfunction(member):
-            head, text = f"`{signature(member, name)}`", member_summary(cls, name, member)
+            head, text = f"`{signature(member, name, method=True)}`", member_summary(cls, name, member)
         else:
             continue
         lines.append(f"  - {head}: {text}" if text else f"  - {head}")

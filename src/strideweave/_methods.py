@@ -13,12 +13,15 @@ when ``strideweave`` is imported.
 from __future__ import annotations
 
 import operator
+from typing import Any, Sequence
 
 import numpy as np
 
 from . import _numpy_methods, array_api as xp, ops as _ops
 from .array_api import _indexing, _native_operands, _writes
 from .autograd.engine import backward, backwards_traversal
+from .dtypes import SimpleDType
+from .layout import Layout
 from .tensors import copies
 from .tensors.compute import compute
 from .tensors.creation import from_storage, from_subtensors
@@ -102,12 +105,13 @@ def _backwards_traversal(gradient: "Tensor", operation, retain_graph: bool = Fal
     backwards_traversal(gradient, operation, retain_graph)
 
 
-def _from_storage(cls, storage, layout, dtype=None, *, offset: int = 0, carrier=None, device=None) -> "Tensor":
+def _from_storage(cls, storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
+                  carrier: Any = None, device: Any = None) -> "Tensor":
     """View a flat sequence or 1-D native array through ``layout`` as is (stride 0, holes and all)."""
     return from_storage(storage, layout, dtype, offset=offset, carrier=carrier, device=device)
 
 
-def _from_subtensors(cls, blocks, mode: int = 0) -> "Tensor":
+def _from_subtensors(cls, blocks: Sequence["Tensor"], mode: int = 0) -> "Tensor":
     """A multi-subtensor Tensor whose top-level ``mode`` concatenates ``blocks`` (no copy)."""
     return from_subtensors(blocks, mode)
 

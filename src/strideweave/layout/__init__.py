@@ -5,12 +5,21 @@ Pure Python; no array library is imported at module load. The algebra
 it, and attached here as Layout's methods, so ``layout.py`` never imports it.
 """
 
+from typing import Any
+
 from . import algebra
 from .layout import Layout, Shape, Stride
 
+
+
+def _composition(self: Layout, other: Any) -> Layout:
+    """``R`` with ``R(c) == self(other(c))`` for every coordinate ``c`` of ``other`` (``algebra.composition``)."""
+    return algebra.composition(self, other)
+
+
 Layout.flatten = algebra.flatten
 Layout.coalesce = algebra.coalesce
-Layout.composition = algebra.composition
+Layout.composition = _composition
 Layout.complement = algebra.complement
 Layout.logical_divide = algebra.logical_divide
 
