@@ -5,6 +5,8 @@ Pure Python; no array library is imported at module load. The algebra
 it, and attached here as Layout's methods, so ``layout.py`` never imports it.
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 from . import algebra
