@@ -153,7 +153,8 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
     """Every constituent carrier of ``inputs`` once, in first-seen order."""
     seen: list = []
     for tensor in inputs:
-        for carrier in tensor._carriers:
+        # The ``_carriers`` property inlined: this runs at every recording and every backward check.
+        for carrier in tensor._carrier_tuple or tensor._materialize():
             for known in seen:
                 if carrier is known:
                     break
@@ -173,11 +174,13 @@ def versions_of(inputs: tuple[Tensor, ...]) -> tuple[int, ...]:
     """The versions a node saves for ``inputs``: one per unique carrier, after any content check."""
     if len(inputs) == 1 and inputs[0]._raw is not None:
         return _UNWRITTEN  # a result with no carrier object yet: nothing can have written to it
-    if len(inputs) == 1 and len(inputs[0]._carriers) == 1:
-        carrier = inputs[0]._carriers[0]
-        if carrier._watch is not None:
-            carrier._watch.capture(carrier)
-        return (carrier._version,)
+    if len(inputs) == 1:
+        carriers = inputs[0]._carrier_tuple or inputs[0]._materialize()  # the property, inlined
+        if len(carriers) == 1:
+            carrier = carriers[0]
+            if carrier._watch is not None:
+                carrier._watch.capture(carrier)
+            return (carrier._version,)
     carriers = _unique_carriers(inputs)
     for carrier in carriers:
         if carrier._watch is not None:
@@ -328,7 +331,7 @@ class Operation:
         if len(versions) == 1 and len(inputs) == 1:
             if inputs[0]._raw is not None:
                 return  # a result with no carrier object yet: nothing can have written to it
-            carrier = inputs[0]._carriers[0]
+            carrier = (inputs[0]._carrier_tuple or inputs[0]._materialize())[0]
             if carrier._watch is not None:
                 carrier._watch.verify(carrier)
             if carrier._version == versions[0]:

@@ -388,7 +388,7 @@ def refuse_implicit_export(tensor: Tensor, how: str) -> None:
 def flat_values(tensor: Tensor) -> Any:
     """The flat buffer of a Tensor known to be dense and alone on its one carrier (raw or made)."""
     raw = tensor._raw
-    return tensor._carriers[0]._array if raw is None else raw
+    return (tensor._carrier_tuple or tensor._materialize())[0]._array if raw is None else raw
 
 
 def lost_precision_origin(tensor: "Tensor") -> str | None:

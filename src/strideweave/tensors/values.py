@@ -120,9 +120,10 @@ def flat_operand(tensor: Tensor) -> tuple[Any, CarrierKind] | None:
     values = tensor._raw
     if values is not None:
         return values, tensor._kind
-    carrier = tensor._carriers[0]
-    layout = tensor._layout
-    if tensor._offset or tensor._blocks is not None or carrier._size != layout.size or not _dense(layout):
+    # Slots read directly (the ``_carriers`` and layout properties only when not yet set): this
+    # test runs for every elementwise call.
+    carrier = (tensor._carrier_tuple or tensor._materialize())[0]
+    if tensor._offset or tensor._blocks is not None or not _dense_of_size(tensor._layout, carrier._size):
         return None
     return carrier._array, carrier._kind or carrier.kind
 
@@ -189,14 +190,29 @@ def _dense(layout: Layout) -> bool:
     return layout.is_compact()  # cached on the layout
 
 
+def _dense_of_size(layout: Layout, size: int) -> bool:
+    """Whether ``layout`` is compact and has ``size`` elements (a carrier's size: it covers it exactly)."""
+    # The cached slots first: this test runs several times per node, the properties only fill them.
+    try:
+        return layout._is_compact and layout._size == size
+    except AttributeError:
+        return layout.is_compact() and layout.size == size
+
+
 def dense_carrier(tensor: Tensor, kind: CarrierKind):
     """``tensor``'s carrier when it holds exactly ``tensor``'s values in a dense layout on ``kind``, else None."""
-    carrier = tensor._carriers[0]
+    # The ``_carriers`` property and the layout's cached slots read inline: this test runs
+    # several times per node (the properties only fill the slots on a first use).
+    carrier = (tensor._carrier_tuple or tensor._materialize())[0]
+    if tensor._offset or tensor._blocks is not None or carrier.__class__ is not kind[0] \
+            or carrier._xp is not kind[1] or carrier._device != kind[2]:
+        return None
     layout = tensor._layout
-    if tensor._offset == 0 and carrier._size == layout.size and tensor._blocks is None and _dense(layout) \
-            and carrier.__class__ is kind[0] and carrier._xp is kind[1] and carrier._device == kind[2]:
-        return carrier
-    return None
+    try:
+        dense = layout._is_compact and layout._size == carrier._size
+    except AttributeError:
+        dense = layout.is_compact() and layout.size == carrier._size
+    return carrier if dense else None
 
 
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
