@@ -238,10 +238,14 @@ class _Binary(Primitive):
 
         None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
         """
-        flat = flat_operand(tensor)
-        if flat is None:
-            return None
-        values, kind = flat
+        values = tensor._raw  # ``flat_operand``'s first case inlined: a chain of elementwise results
+        if values is not None:
+            kind = tensor._kind
+        else:
+            flat = flat_operand(tensor)
+            if flat is None:
+                return None
+            values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
         saved = scalar if position else _Left(scalar)
         return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved,

@@ -68,7 +68,18 @@ class Primitive(Operation):
         if values is None:
             values = flat_values(first)
         dtype = first._dtype if native is values.dtype else kind[0]._sw_dtype_in(kind[1], native)
-        result = Tensor._from_raw(out, layout, kind, dtype)
+        # ``Tensor._from_raw`` inlined (one call fewer per elementwise op); keep the two alike.
+        result = object.__new__(Tensor)
+        result._carrier_tuple = None
+        result._raw = out
+        result._kind = kind
+        result._layout = layout
+        result._offset = 0
+        result._dtype = dtype
+        result._grad = None
+        result._ctx = None
+        result._retains_grad = False
+        result._blocks = None
         if not _state.enabled:
             return result
         if result._dtype is not _FLOAT32:
@@ -123,7 +134,13 @@ class Primitive(Operation):
         return wanted is None or wanted[index]
 
     def release(self) -> None:
-        Operation.release(self)
+        # ``Operation.release`` inlined (it runs once per node of every released graph); keep the two alike.
+        self._inputs = ()
+        self._versions = ()
+        if self._context is not None:
+            self._context = None
+        self._result_state = None
+        self._released = True
         self.place = None
         self.saved = None
 
