@@ -166,6 +166,9 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
 def result_state(result: Tensor) -> tuple:
     """The carriers of a node's result and their versions now: a write to them later makes the
     node's history describe other values, so backward rejects it like a write to a saved input."""
+    carriers = result._carriers
+    if len(carriers) == 1:  # the common case, without the general dedup
+        return carriers, (carriers[0]._version,)
     carriers = tuple(_unique_carriers((result,)))
     return carriers, tuple([c._version for c in carriers])
 
@@ -326,8 +329,17 @@ class Operation:
         """Raise RuntimeError when saved storage, or the result's, was modified after the forward pass."""
         inputs = self._inputs
         versions = self._versions
-        if self._result_state is not None:
-            self._check_result()
+        state = self._result_state
+        if state is not None:
+            carriers = state[0]
+            if len(carriers) == 1:  # ``_check_result``'s common case inlined: one carrier, not written
+                carrier = carriers[0]
+                if carrier._watch is not None:
+                    carrier._watch.verify(carrier)
+                if carrier._version != state[1][0]:
+                    self._check_result()
+            else:
+                self._check_result()
         if len(versions) == 1 and len(inputs) == 1:
             if inputs[0]._raw is not None:
                 return  # a result with no carrier object yet: nothing can have written to it

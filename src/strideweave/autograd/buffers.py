@@ -138,14 +138,15 @@ def detached_gradient(target: Tensor, total: Tensor, fresh: bool, batch: int | N
     be handed out without another copy when it already has the right kind.
     With ``batch``, a stacked gradient (batch stride = single-gradient cosize).
     """
-    carrier = target._carriers[0]
+    # Slots read in place of the ``_carriers``/``namespace``/``device`` properties: once per .grad.
+    carrier = (target._carrier_tuple or target._materialize())[0]
     kind = kind_of(carrier)
     layout = gradient_layout(target)
     if batch is not None:
         layout = batched_layout(layout, batch)
-    total_carrier = total._carriers[0]
-    if fresh and total._layout == layout and total._offset == 0 and type(total_carrier) is kind.cls \
-            and total_carrier.namespace is kind.namespace and total_carrier.device == kind.device:
+    total_carrier = (total._carrier_tuple or total._materialize())[0]
+    if fresh and total._offset == 0 and total_carrier.__class__ is kind.cls and total_carrier._xp is kind.namespace \
+            and total_carrier._device == kind.device and (total._layout is layout or total._layout == layout):
         return total
     if batch is not None:
         return Tensor._make(carrier.placed(layout, operand(total, kind)), layout, 0)

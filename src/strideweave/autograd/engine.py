@@ -146,7 +146,12 @@ class Traversal:
 
     def settle(self, tensor: Tensor, total: Tensor, owned: bool = False) -> Tensor:
         """Finish a Tensor's total once all contributions arrived; it is staged or captured as it is."""
-        if tensor._layout.aliasing() == "broadcast":
+        layout = tensor._layout
+        try:  # the cached slot first (``Layout.aliasing`` fills it): this runs for every settled total
+            aliasing = layout._aliasing
+        except AttributeError:
+            aliasing = layout.aliasing()
+        if aliasing == "broadcast":
             total, owned = aggregate(tensor, total, self.batch), True
         if self.accumulate and (tensor._ctx is None or tensor._retains_grad):
             self.staged.append((tensor, total, owned))
@@ -162,7 +167,11 @@ class Traversal:
                 return cotangent_for(tensor, value.values)
             carrier = tensor._carriers[0]
             return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0)
-        kind = carrier_kind(tensor)
+        if tensor._raw is not None:  # ``carrier_kind`` inlined: once per raw total made a Tensor
+            kind = tensor._kind
+        else:
+            carrier = tensor._carrier_tuple[0]
+            kind = carrier._kind or carrier.kind
         return Tensor._make(kind[0]._adopt(value, kind[1], kind[2], kind), tensor._layout, 0)
 
     def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:

@@ -91,8 +91,11 @@ class Matmul(Primitive):
         kind = self.place
         a, b = self._inputs
         g = reshaped(g, self._result_layout.mode_sizes[::-1], kind)
-        grad_a = _product_in_storage(_dense_modes(b, kind).T, g, a._layout, kind) if self.wants(0) else None
-        grad_b = _product_in_storage(g, _dense_modes(a, kind).T, b._layout, kind) if self.wants(1) else None
+        wanted = self.wanted  # ``wants`` inlined: None (the usual case) wants both
+        grad_a = _product_in_storage(_dense_modes(b, kind).T, g, a._layout, kind) \
+            if wanted is None or wanted[0] else None
+        grad_b = _product_in_storage(g, _dense_modes(a, kind).T, b._layout, kind) \
+            if wanted is None or wanted[1] else None
         return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
 
     def backward(self, gradient: Tensor) -> tuple:

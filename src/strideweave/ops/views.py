@@ -98,7 +98,7 @@ class View(Primitive):
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
         self.saved = offset
-        carrier = x._carriers[0]
+        carrier = (x._carrier_tuple or x._materialize())[0]  # the ``_carriers`` property, inlined
         result = Tensor._make(carrier, layout, offset)
         result._dtype = x._dtype
         if offset == 0 and layout.size == carrier._size and layout.is_compact():
@@ -124,7 +124,7 @@ class View(Primitive):
 def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
-    if len(x._carriers) != 1:
+    if len(x._carrier_tuple or x._materialize()) != 1:  # the ``_carriers`` property, inlined
         if x._blocks is None:
             raise NotImplementedError(f"{name} of a compound Tensor is not supported")
         x = copy(x)
@@ -270,6 +270,11 @@ def _permuted(layout: Layout, order: tuple) -> Layout:
 
 def transpose(x: Tensor, order: Sequence[int] | None = None) -> Tensor:
     """Reverse the top-level modes (NumPy's default), or permute them by ``order``."""
+    if order is None and isinstance(x, Tensor):
+        # The reversal is a permutation of any rank: ``permute``'s checks could not fail (``.T`` per layer).
+        layout = x._layout
+        return _make_view(x, _permuted(layout, tuple(range(len(layout._shape_modes) - 1, -1, -1))), x._offset,
+                          "permute")
     return permute(x, tuple(range(x._layout.rank - 1, -1, -1)) if order is None else order)
 
 
