@@ -341,7 +341,7 @@ class Carrier(GenericHooks):
         spec's in-place modification error instead of giving a wrong gradient.
         """
         if self._watch is None and self.watches_content and self._writable():
-            watch = ContentWatch()
+            watch = ContentWatch(self)
             watch.capture(self)  # graphs recorded before now are checked against today's values
             self._watch = watch
 

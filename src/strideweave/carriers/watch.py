@@ -28,12 +28,14 @@ class ContentWatch:
     far rarer than an undetected memory error in hardware.)
     """
 
-    __slots__ = ("version", "digest", "verified_epoch", "verified_version")
+    __slots__ = ("version", "digest", "verified_epoch", "verified_version", "lock")
 
     #: bumped at the start of every traversal: within one, a buffer is digested once
     epoch = 0
 
-    def __init__(self):
+    def __init__(self, carrier):
+        # The carrier's striped lock, looked up once: capture and verify run at every saving call.
+        self.lock = lock_for(carrier)
         self.version = None  # the carrier version ``digest`` was taken at; None before the first capture
         self.digest = None
         self.verified_epoch = self.verified_version = None
@@ -43,7 +45,7 @@ class ContentWatch:
         cls.epoch += 1
 
     def capture(self, carrier):
-        with lock_for(carrier):
+        with self.lock:
             digest = carrier._digest()
             if self.version == carrier._version:
                 if digest == self.digest:
@@ -58,7 +60,7 @@ class ContentWatch:
         # they are written after the digest, so a match means one was taken at this version.
         if self.verified_epoch == ContentWatch.epoch and self.verified_version == carrier._version:
             return
-        with lock_for(carrier):
+        with self.lock:
             version = carrier._version
             if self.verified_epoch == ContentWatch.epoch and self.verified_version == version:
                 return
