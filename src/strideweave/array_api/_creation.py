@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as _ops
-from ..carriers.registry import transfer
+from ..carriers import transfer
 from ..dtypes import DType, SimpleDType, dtype_from_name
 from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation

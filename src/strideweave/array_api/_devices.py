@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..carriers.registry import CarrierKind, NamedDevice, default_int, get_default_carrier, missing_wide_types, resolve
+from ..carriers import CarrierKind, NamedDevice, default_int, get_default_carrier, missing_wide_types, resolve
 from ..dtypes import DType
 
 __all__ = ["Info", "default_int", "kind_for_device"]

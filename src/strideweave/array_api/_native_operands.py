@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..carriers.registry import TracerError, kind_for_array
+from ..carriers import TracerError, kind_for_array
 from ..tensors.tensor import Tensor
 
 __all__ = ["constant", "array_ufunc", "array_function"]

@@ -34,7 +34,7 @@ import numpy as np
 from .. import ops as _ops
 from ..autograd.cotangents import cotangent_for
 from ..autograd.engine import is_traversal_gradient
-from ..carriers.numpy_carrier import NumpyCarrier
+from ..carriers import NumpyCarrier
 from ..dtypes import DType
 from ..operation import Operation, _state, _unique_carriers, no_grad, result_state, versions_of
 from ..ops._natural import _to_rev, natural

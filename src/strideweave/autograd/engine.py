@@ -26,10 +26,11 @@ import numpy as np
 
 from .._locks import locked
 from .._marks import IdentityMarks
-from ..carriers.base import ContentWatch
+from ..carriers import ContentWatch
 from ..dtypes import DType
 from ..tensors.creation import converted
 from ..tensors.tensor import Tensor
+from ..tensors.values import where
 from .buffers import (
     accumulated_gradient,
     add_cotangents,
@@ -99,13 +100,6 @@ def discover(root: Any) -> tuple[dict, list]:
     return dependencies, nodes
 
 
-def carrier_kind(tensor: Tensor) -> Any:
-    """The CarrierKind of a one-carrier Tensor, without making the carrier of a ``Tensor._from_raw`` result."""
-    if tensor._raw is not None:
-        return tensor._kind
-    return tensor._carriers[0].kind
-
-
 def _receiver(tensor: Tensor, result_of: dict, leaves: dict) -> int:
     """The key a cotangent for ``tensor`` is pending under: its node, or itself for a leaf."""
     child = tensor._ctx
@@ -167,7 +161,7 @@ class Traversal:
                 return cotangent_for(tensor, value.values)
             carrier = tensor._carriers[0]
             return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0)
-        if tensor._raw is not None:  # ``carrier_kind`` inlined: once per raw total made a Tensor
+        if tensor._raw is not None:  # ``where`` inlined: once per raw total made a Tensor
             kind = tensor._kind
         else:
             carrier = tensor._carrier_tuple[0]
@@ -201,7 +195,7 @@ class Traversal:
         if total_class is not Unplaced and value_class is not Unplaced \
                 and not isinstance(total, Tensor) and not isinstance(value, Tensor):
             # Two raw buffers (the flat path): add natively.
-            cls = carrier_kind(tensor)[0]
+            cls = where(tensor)[0]
             if total_owned:
                 total = cls._accumulate(total, value)
             elif owned:

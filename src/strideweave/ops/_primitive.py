@@ -68,18 +68,7 @@ class Primitive(Operation):
         if values is None:
             values = flat_values(first)
         dtype = first._dtype if native is values.dtype else kind[0]._sw_dtype_in(kind[1], native)
-        # ``Tensor._from_raw`` inlined (one call fewer per elementwise op); keep the two alike.
-        result = object.__new__(Tensor)
-        result._carrier_tuple = None
-        result._raw = out
-        result._kind = kind
-        result._layout = layout
-        result._offset = 0
-        result._dtype = dtype
-        result._grad = None
-        result._ctx = None
-        result._retains_grad = False
-        result._blocks = None
+        result = Tensor._from_raw(out, layout, kind, dtype)
         if not _state.enabled:
             return result
         if result._dtype is not _FLOAT32:

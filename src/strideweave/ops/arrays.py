@@ -14,8 +14,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ..carriers import transfer
-from ..carriers.registry import default_int
+from ..carriers import default_int, transfer
 from ..operation import outside_operation
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor

@@ -8,8 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._marks import mark_unit
-from ..carriers import carrier_for_array, kind_for_array, resolve, transfer
-from ..carriers.registry import TracerError
+from ..carriers import TracerError, carrier_for_array, kind_for_array, resolve, transfer
 from ..dtypes import CompoundDType, DType, SimpleDType, dtype_from_name
 from ..layout import Layout, Shape
 from .tensor import Tensor
