@@ -24,8 +24,7 @@ from .base import Carrier
 from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier, implicit_narrowing
 
-# NamedDevice, named_device, default_int and missing_wide_types are also importable from here (their old home).
-from .kind import CarrierKind, NamedDevice, default_int, missing_wide_types, named_device  # noqa: F401
+from .kind import CarrierKind
 from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
 
