@@ -80,26 +80,32 @@ def child(name: str, n: int) -> dict:
             "grad0": float(arr.reshape(-1)[0]), "expected": expected}
 
 
+def run_child(module: str, args: list, timeout_s: float, identity: dict) -> dict:
+    """``python -m <module> <args>`` in a fresh interpreter: its last JSON line, with a status.
+
+    ``identity`` names the run in the result when the child fails or times out.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        p = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=root,
+                           capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {**identity, "status": "failed", "error": f"timeout after {timeout_s:.0f} s"}
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode == 0 and line:
+        res = json.loads(line[-1])
+        res["status"] = "ok" if res["grad_ok"] else "wrong gradient"
+        return res
+    tail = (p.stderr or p.stdout).strip().splitlines()
+    return {**identity, "status": "failed", "error": (tail[-1] if tail else f"exit code {p.returncode}")[:200]}
+
+
 def run_all(n: int, timeout_s: float, log=print) -> list[dict]:
     """Each contender in its own fresh interpreter, sequentially."""
     results = []
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in CONTENDERS:
         t0 = time.perf_counter()
-        try:
-            p = subprocess.run([sys.executable, "-m", "benchmarks.deep", name, str(n)], cwd=root,
-                               capture_output=True, text=True, timeout=timeout_s)
-            line = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-            if p.returncode == 0 and line:
-                res = json.loads(line[-1])
-                res["status"] = "ok" if res["grad_ok"] else "wrong gradient"
-            else:
-                tail = (p.stderr or p.stdout).strip().splitlines()
-                res = {"contender": name, "n": n, "status": "failed",
-                       "error": (tail[-1] if tail else f"exit code {p.returncode}")[:200]}
-        except subprocess.TimeoutExpired:
-            res = {"contender": name, "n": n, "status": "failed",
-                   "error": f"timeout after {timeout_s:.0f} s"}
+        res = run_child("benchmarks.deep", [name, n], timeout_s, {"contender": name, "n": n})
         res["wall_s"] = time.perf_counter() - t0
         log(f"  W2 {name:<14} {res['status']:<8} "
             + (f"{res['seconds']:.2f} s, peak RSS delta {res['rss_delta_mib']:.0f} MiB"

@@ -13,14 +13,12 @@ Child: ``python -m benchmarks.memory VARIANT MODE N`` prints one JSON line.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 
-from benchmarks.deep import _peak_mib, _reset_peak, _status_mib
+from benchmarks.deep import _peak_mib, _reset_peak, _status_mib, run_child
 
 VARIANTS = ("writable", "read-only")
 MODES = ("rss", "tracemalloc")
@@ -66,24 +64,11 @@ def child(variant: str, mode: str, n: int) -> dict:
 
 def run_all(n: int, timeout_s: float, log=print) -> list[dict]:
     """Every (variant, mode) in its own fresh interpreter, one after another."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     rows = []
     for mode in MODES:
         for variant in VARIANTS:
-            try:
-                p = subprocess.run([sys.executable, "-m", "benchmarks.memory", variant, mode, str(n)], cwd=root,
-                                   capture_output=True, text=True, timeout=timeout_s)
-                line = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-                if p.returncode == 0 and line:
-                    r = json.loads(line[-1])
-                    r["status"] = "ok" if r["grad_ok"] else "wrong gradient"
-                else:
-                    tail = (p.stderr or p.stdout).strip().splitlines()
-                    r = {"variant": variant, "mode": mode, "n": n, "status": "failed",
-                         "error": (tail[-1] if tail else f"exit code {p.returncode}")[:200]}
-            except subprocess.TimeoutExpired:
-                r = {"variant": variant, "mode": mode, "n": n, "status": "failed",
-                     "error": f"timeout after {timeout_s:.0f} s"}
+            r = run_child("benchmarks.memory", [variant, mode, n], timeout_s,
+                          {"variant": variant, "mode": mode, "n": n})
             log(f"  W3-mem {variant:<9} {mode:<11} " + (f"peak {r['peak_mib']:.0f} MiB"
                                                       if r["status"] == "ok" else r["status"] + ": "
                                                       + r.get("error", "")))
