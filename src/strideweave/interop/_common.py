@@ -24,7 +24,7 @@ from ..ops import reshape
 from ..tensors.creation import tensor as _wrap, zeros
 from ..tensors.tensor import Tensor
 
-__all__ = ["fn_name", "as_outputs", "natural_shape", "wrap_native", "cotangent_for", "vjp", "grad_mode"]
+__all__ = ["fn_name", "as_outputs", "wrap_native", "cotangent_for", "vjp", "grad_mode"]
 
 
 def fn_name(fn: Callable) -> str:
@@ -55,15 +55,6 @@ def as_outputs(result: Any, where: str) -> tuple[tuple[Tensor, ...], bool]:
     else:
         detail = f"a {type(result).__name__}"
     raise TypeError(f"{where} must return a strideweave Tensor or a tuple of Tensors, got {detail}: {result!r:.200}")
-
-
-def natural_shape(t: Tensor) -> tuple[int, ...]:
-    """The shape of ``t.to_array()``: one axis per top-level mode (nested modes flattened)."""
-    layout = t._layout
-    modes = layout._shape_modes
-    if all(type(e) is int for e in modes):
-        return modes
-    return tuple(layout[i].size for i in range(layout.rank))
 
 
 #: (array type, dtype, shape, strides, device) -> (kind, layout, span, order) for NumPy arrays and torch
@@ -97,6 +88,14 @@ def _wrap_plan(array: Any, key: tuple, numpy: bool):
     return plan
 
 
+def _plan(key: tuple, array: Any, numpy: bool):
+    """The cached wrap plan for ``key``, made on first sight (None: ``sw.tensor`` lays the array out)."""
+    plan = _WRAPS.get(key)
+    if plan is None and key not in _WRAPS:
+        plan = _wrap_plan(array, key, numpy)
+    return plan
+
+
 def wrap_native(array: Any) -> Tensor:
     """``sw.tensor(array)`` for a concrete native array: the same Tensor, watched the same way, cheaper.
 
@@ -105,10 +104,7 @@ def wrap_native(array: Any) -> Tensor:
     view of the array's memory; anything else goes through ``sw.tensor``.
     """
     if type(array) is np.ndarray:  # subclasses (np.matrix) reshape differently
-        key = (np.ndarray, array.dtype, array.shape, array.strides, None)
-        plan = _WRAPS.get(key)
-        if plan is None and key not in _WRAPS:
-            plan = _wrap_plan(array, key, True)
+        plan = _plan((np.ndarray, array.dtype, array.shape, array.strides, None), array, True)
         if plan is None:
             return _wrap(array)
         kind, layout, span, order = plan
@@ -122,10 +118,7 @@ def wrap_native(array: Any) -> Tensor:
         torch = sys.modules.get("torch")
         if torch is None or not isinstance(array, torch.Tensor):
             return _wrap(array)
-        key = (torch.Tensor, array.dtype, tuple(array.shape), array.stride(), array.device)
-        plan = _WRAPS.get(key)
-        if plan is None and key not in _WRAPS:
-            plan = _wrap_plan(array, key, False)
+        plan = _plan((torch.Tensor, array.dtype, tuple(array.shape), array.stride(), array.device), array, False)
         if plan is None:
             return _wrap(array)
         kind, layout, span, _ = plan
@@ -143,7 +136,7 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
     target), as the spec requires. It wraps ``values`` without copying when
     their strides already give that layout; otherwise one copy lays them out.
     """
-    expected = natural_shape(target)
+    expected = target.shape
     shape = tuple(int(e) for e in values.shape)
     if shape != expected:
         raise ValueError(f"{where}: cotangent has shape {shape}, expected {expected} (the output's shape)")

@@ -10,7 +10,7 @@ import numpy as np
 from ..carriers import resolve, transfer
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, natural_shape, vjp, wrap_native
+from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
 from ._native import native_function
 
 __all__ = ["jax_function", "from_jax"]
@@ -64,7 +64,7 @@ class _Bridge:
             # Only the shapes are kept: values such as atanh(1) = inf need no NumPy warning.
             with no_grad(), np.errstate(all="ignore"):
                 _, outputs = self.evaluate([np.ones(a.shape, a.dtype) for a in arrays])
-            specs = tuple(jax.ShapeDtypeStruct(natural_shape(o), np.dtype(o.dtype.name)) for o in outputs)
+            specs = tuple(jax.ShapeDtypeStruct(o.shape, np.dtype(o.dtype.name)) for o in outputs)
         else:
             declared = self.out_shape
             if callable(declared):
