@@ -15,9 +15,18 @@ from __future__ import annotations
 
 from .layout import Layout
 
-__all__ = ["storage_perm", "storage_shape", "broadcast_axes", "batched_layout"]
+__all__ = ["row_major", "storage_perm", "storage_shape", "broadcast_axes", "batched_layout"]
 
 _set = object.__setattr__
+
+
+def row_major(shape: tuple) -> Layout:
+    """The compact layout whose storage is a C-ordered array of ``shape`` (last mode fastest)."""
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return Layout._trusted(tuple(shape), tuple(reversed(strides)))
 
 
 def storage_perm(layout: Layout) -> tuple[int, ...] | None:

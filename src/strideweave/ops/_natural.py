@@ -19,24 +19,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-from ..layout import Layout
+from ..layout.order import row_major
 from ..tensors.tensor import Tensor
 from ..tensors.values import mode_operand, place, wrap
 from ._primitive import Primitive
 
-__all__ = ["Natural", "natural_op", "natural", "row_major", "unpack"]
+__all__ = ["Natural", "natural_op", "natural", "unpack"]
 
 
 @lru_cache(maxsize=1024)
-def row_major(shape: tuple) -> Layout:
-    """The compact layout whose storage is a C-ordered array of ``shape`` (last mode fastest)."""
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= extent
-    return Layout._trusted(tuple(shape), tuple(reversed(strides)))
-
-
 def natural(tensor: Tensor, kind) -> Any:
     """``tensor``'s values as a native array with one axis per top-level mode, first mode first."""
     values = mode_operand(tensor, kind)

@@ -15,12 +15,13 @@ import operator
 from typing import Any
 
 from ..carriers import default_int, transfer
+from ..layout.order import row_major
 from ..operation import outside_operation
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of, place
 from ._args import axes as _axes, axis as _axis, tensor as _tensor
-from ._natural import natural, natural_op, row_major, wrap_natural
+from ._natural import natural, natural_op, wrap_natural
 from .manipulation import astype
 from .views import View
 

@@ -11,6 +11,7 @@ from .._marks import mark_unit
 from ..carriers import TracerError, carrier_for_array, kind_for_array, resolve, transfer
 from ..dtypes import CompoundDType, DType, SimpleDType, dtype_from_name
 from ..layout import Layout, Shape
+from ..layout.order import row_major
 from .tensor import Tensor
 from .values import operand
 
@@ -69,12 +70,9 @@ def _wrap_native_storage(array: Any) -> Tensor:
             storage, strides = strided
             return Tensor._make(kind.from_array(storage), Layout(shape, strides), 0)
     # No stride information (JAX, array-api-strict): row-major flat storage.
-    row_major = [1] * len(shape)
-    for axis in range(len(shape) - 2, -1, -1):
-        row_major[axis] = row_major[axis + 1] * shape[axis + 1]
     carrier = kind.from_array(kind.namespace.reshape(array, (-1,)))
     carrier._remember_shaped(array)
-    return Tensor._make(carrier, Layout(shape, tuple(row_major)), 0)
+    return Tensor._make(carrier, row_major(shape), 0)
 
 
 def _strided_storage(array: Any, shape: tuple) -> tuple[Any, tuple] | None:
