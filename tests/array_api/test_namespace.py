@@ -244,3 +244,14 @@ def test_dunder_dlpack_exports_for_every_requested_version(carrier, max_version)
     capsule = x.__dlpack__(**kwargs)          # JAX exports no version below (0, 5) itself
     assert type(capsule).__name__ == "PyCapsule"
     assert values(xp.from_dlpack(x)).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_concat_takes_negative_axes_and_refuses_out_of_range_ones(carrier):
+    a = xp.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=carrier)
+    b = xp.asarray([[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]], device=carrier)
+    np.testing.assert_array_equal(values(xp.concat([a, b], axis=-1)),
+                                  np.concatenate([values(a), values(b)], axis=-1))
+    np.testing.assert_array_equal(values(xp.concat([a, b], axis=-2)), np.concatenate([values(a), values(b)]))
+    for axis in (2, 5, -3):  # NumPy raises here; an axis taken modulo the rank would join along another one
+        with pytest.raises(IndexError, match=f"concat: axis {axis} is out of range for an array with 2 axes"):
+            xp.concat([a, b], axis=axis)

@@ -84,8 +84,7 @@ def concat(arrays, /, *, axis=0):
     if axis is None:
         arrays, axis = [reshape(a, (-1,)) for a in arrays], 0
     arrays = _promoted(arrays)
-    ndim = arrays[0].ndim
-    return _ops.concat(arrays, axis % max(ndim, 1) if isinstance(axis, int) else axis)
+    return _ops.concat(arrays, _axis(axis, arrays[0].ndim, "concat"))
 
 
 def stack(arrays, /, *, axis=0):
