@@ -255,3 +255,12 @@ def test_concat_takes_negative_axes_and_refuses_out_of_range_ones(carrier):
     for axis in (2, 5, -3):  # NumPy raises here; an axis taken modulo the rank would join along another one
         with pytest.raises(IndexError, match=f"concat: axis {axis} is out of range for an array with 2 axes"):
             xp.concat([a, b], axis=axis)
+
+
+def test_permute_dims_refuses_axes_out_of_range(carrier):
+    x = xp.reshape(xp.arange(24.0, device=carrier), (2, 3, 4))
+    assert xp.permute_dims(x, (-1, 0, -2)).shape == (4, 2, 3)
+    np.testing.assert_array_equal(values(xp.permute_dims(x, (2, 0, 1))), np.transpose(values(x), (2, 0, 1)))
+    for axes in ((0, 4, 2), (0, 1, -4), (0, 0, 1), (0, 1)):  # taken modulo 3, (0, 4, 2) would pass as (0, 1, 2)
+        with pytest.raises(ValueError, match="permute_dims: axes .* are not a permutation of 3 axes"):
+            xp.permute_dims(x, axes)

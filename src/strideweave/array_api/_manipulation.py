@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from .. import ops as _ops
 from ..dtypes import result_type as _result_type
 from ..layout import Shape
-from ..ops._args import axis as _axis, tensor as _check
-from ..ops.arrays import _c_reshape, expand_dims as _expand_dims, moveaxis
+from ..ops._args import axis as _axis
+from ..ops._args import tensor as _check
+from ..ops.arrays import _c_reshape, moveaxis
+from ..ops.arrays import expand_dims as _expand_dims
 from ..tensors.tensor import Tensor
-from ._helpers import checked_shape as _shape, to_0d as _to_0d
+from ._helpers import checked_shape as _shape
+from ._helpers import to_0d as _to_0d
 
 __all__ = ["inferred_shape", "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "concat", "stack",
            "unstack", "expand_dims"]
@@ -50,9 +54,12 @@ def reshape(x, /, shape, *, copy=None):
 def permute_dims(x, /, axes):
     """Reorder the axes (a view)."""
     x = _check(x, "permute_dims")
-    if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
-        raise ValueError(f"permute_dims: axes {axes!r} are not a permutation of {x.ndim} axes")
-    return _ops.permute(x, tuple(a % x.ndim for a in axes))
+    ndim = x.ndim
+    # Negative axes count from the end; an axis out of range is no axis (taken modulo, it would name another).
+    order = tuple(a + ndim if -ndim <= a < 0 else a for a in map(operator.index, axes))
+    if sorted(order) != list(range(ndim)):
+        raise ValueError(f"permute_dims: axes {axes!r} are not a permutation of {ndim} axes")
+    return _ops.permute(x, order)
 
 
 def broadcast_to(x, /, shape):
