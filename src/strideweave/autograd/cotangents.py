@@ -212,7 +212,8 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
                     and carrier.dense_values().ndim > 1:
                 shape = storage_shape(layout)
             if not cls.keeps_shape:
-                values = spread(one, layout.size, kind_of(carrier), unit)
+                values = spread(one, layout.size, kind_of(carrier), unit,
+                                carrier if carrier._size == layout.size else None)
             elif cls.backend in _EAGER and layout.size > 1:
                 value = 1.0 if unit else float(one[0])
                 if defer and value == 1.0:
@@ -238,15 +239,18 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     return allocated(Tensor._make(carrier.placed(layout, values), layout, 0))
 
 
-def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False) -> Any:
+def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any = None) -> Any:
     """One value (a one-element 1-D array) for each of ``size`` elements, as a stride-0 view.
 
     A full reduction's gradient. Where the value is 1 (``unit``: known to be)
     the view is flagged unit, so ``times`` skips multiplying by it; reading
     it back is cheap on eager backends only. Not for ``keeps_shape``
     carriers, which have no stride-0 views (``cotangent_for`` fills there).
+    ``like``: the carrier of the Tensor it is spread over, when that holds
+    exactly its ``size`` elements; the view is laid out like its buffer (on
+    Dask in its chunks, so combining the two needs no rechunk).
     """
-    values = kind[1].broadcast_to(one, (size,))
+    values = kind[1].broadcast_to(one, (size,)) if like is None else like._spread(one, size)
     if size > 1 and (unit or is_unit(one) or (kind[0].backend in _EAGER and float(one[0]) == 1.0)):
         _mark_unit(values)
     return values

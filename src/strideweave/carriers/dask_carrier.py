@@ -53,10 +53,37 @@ def _shallow(x):
     return da.Array(x.dask, x.name, x.chunks, meta=x._meta)
 
 
-class DaskCarrier(LibraryCarrier):
-    """Storage in a lazy 1-D ``dask.array``; ``device`` is ``"cpu"`` (where the chunks live)."""
+def _rest_of_plan(a, plan, rs):
+    """``plan``'s read after its first step, the reshape of the whole buffer to ``a``'s shape."""
+    if plan.index is not None:
+        a = a[plan.index]
+    if plan.perm is not None:
+        a = da.transpose(a, plan.perm)
+    if plan.shape1 is not None:
+        a = da.reshape(a, plan.shape1)
+    if plan.bcast:
+        a = da.broadcast_to(a, rs)
+    return a
 
-    __slots__ = ()
+
+def _broadcast_block(like, value):
+    """``value`` (one element) over a block of ``like``'s shape, a stride-0 view."""
+    return np.broadcast_to(value, like.shape)
+
+
+_flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
+
+
+class DaskCarrier(LibraryCarrier):
+    """Storage in a lazy 1-D ``dask.array``; ``device`` is ``"cpu"`` (where the chunks live).
+
+    ``_shaped`` is ``(graph name of the buffer, the N-D array it came as)``
+    for a wrapped N-D array (its C order is the buffer), else None. A new
+    buffer drops it; a setitem through the buffer object renames the buffer,
+    which makes it stale (``_shaped_now``).
+    """
+
+    __slots__ = ("_shaped",)
     native_methods = True
     backend = "dask"
     namespace_name = "array_api_compat.dask.array"
@@ -66,6 +93,33 @@ class DaskCarrier(LibraryCarrier):
     extra = "dask"
     array_type = "Array"
     cpu_only = True  # Dask places chunks on workers, not on devices
+
+    @property
+    def _array(self):
+        return _flat_slot.__get__(self)
+
+    @_array.setter
+    def _array(self, value):
+        _flat_slot.__set__(self, value)
+        self._shaped = None
+
+    def _remember_shaped(self, values):
+        # A shallow copy: a later setitem on the user's object must not reach the carrier.
+        if values.ndim > 1 and int(values.size) == self._size:
+            self._shaped = (self._array.name, _shallow(values))
+
+    def _shaped_now(self):
+        """The N-D array the buffer was wrapped as, while the buffer still holds its values; else None."""
+        shaped = self._shaped
+        if shaped is None or shaped[0] != self._array.name:
+            return None
+        return shaped[1]
+
+    def shaped(self, shape):
+        shaped = self._shaped_now()
+        if shaped is not None and tuple(shaped.shape) == tuple(shape):
+            return shaped
+        return self._array.reshape(shape)
 
     # ----- class hooks ---------------------------------------------------------
 
@@ -119,6 +173,12 @@ class DaskCarrier(LibraryCarrier):
 
     def _gather_rev(self, rs, rt, offset):
         # Building a slicing expression is cheap and lazy: no per-version cache needed.
+        shaped = self._shaped_now()
+        if shaped is not None:
+            plan = _indexing.view_plan(rs, rt, offset, self._size)
+            if plan is not None and plan.start == 0 and plan.stop == self._size \
+                    and plan.dims == tuple(shaped.shape):
+                return _rest_of_plan(shaped, plan, rs)
         return self._gather_view(rs, rt, offset)
 
     def _index(self, rs, rt, offset):
@@ -127,6 +187,16 @@ class DaskCarrier(LibraryCarrier):
 
     def _maps(self, rs, rt, offset):
         return self._cached(("maps", rs, rt, offset), lambda: _indexing.write_maps(rs, rt, offset))
+
+    def _spread(self, one, size):
+        # In this buffer's chunks, so that a full reduction's gradient meets the values it was
+        # reduced from chunk for chunk: no rechunk (two tasks per chunk). A blockwise layer over
+        # an uninitialised array of those chunks, not broadcast_to's materialised one, so that
+        # Dask's optimiser fuses it into its consumers.
+        if self._size != size:
+            return da.broadcast_to(one, (size,))
+        shape_of = da.empty(size, chunks=self._array.chunks, dtype=one.dtype)
+        return da.blockwise(_broadcast_block, "i", shape_of, "i", one, "i", dtype=one.dtype, meta=one._meta)
 
     # ----- writes: a fresh graph swapped in ------------------------------------------
 

@@ -106,6 +106,11 @@ class GenericHooks:
             vals = xp.broadcast_to(vals, rs)
         return vals
 
+    def _spread(self, one, size):
+        """``one`` (a one-element 1-D array) for each of this buffer's ``size`` elements, a stride-0 view
+        laid out like the buffer (a chunked library: in its chunks)."""
+        return self._xp.broadcast_to(one, (size,))
+
     def _sum_axes(self, vals, rs, axes):
         vals = self._full_values(vals, rs)
         return self._xp.sum(vals, axis=axes, dtype=self._native)

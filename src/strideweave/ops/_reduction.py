@@ -117,7 +117,8 @@ class Reduction(Primitive):
         kind = self.place
         axes, _, _, inv_count = self.saved
         one = self.vjp(kind[1], g, None, axes, None, inv_count)
-        return (spread(one, self._inputs[0]._layout.size, kind),), (False,)  # a stride-0 view
+        x = self._inputs[0]
+        return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 
     def backward(self, gradient: Tensor) -> tuple:
         xp = self.place.namespace

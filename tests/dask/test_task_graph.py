@@ -1,0 +1,135 @@
+"""The Dask task graph of a gradient over a row-chunked design matrix, against the same gradient by hand.
+
+The workloads of ``benchmarks/distributed.py`` at a small size: the graph's
+shape depends on the number of chunks, not on their size. StrideWeave's
+graph may differ from the hand-written one only by what its autograd form
+adds: no rechunk (the full reduction's cotangent comes in the chunks of the
+values it was reduced from), no reshape of the design matrix to 1-D and
+back, and after Dask's optimisation at most one task per chunk more (the
+alias of the transposed read of ``X`` that Dask's fusion leaves).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+import strideweave as sw  # noqa: E402
+
+F32 = np.float32
+CHUNKS, ROWS, FEATURES = 8, 16, 5
+
+
+@pytest.fixture(autouse=True)
+def sync():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def _data():
+    """X (row chunks, generated chunk by chunk), 0/1 targets y and weights w, as the benchmark makes them."""
+    rng = da.random.default_rng(0)
+    n = CHUNKS * ROWS
+    X = rng.standard_normal((n, FEATURES), chunks=(ROWS, FEATURES), dtype=F32)
+    y = (rng.random(n, chunks=ROWS) < 0.5).astype(F32)
+    w = da.from_array(np.linspace(-0.5, 0.5, FEATURES, dtype=F32))
+    return X, y, w
+
+
+def _by_hand(workload, X, y, w):
+    n = X.shape[0]
+    z = X @ w
+    if workload == "logistic":
+        r = 1.0 / (1.0 + da.exp(-z)) - y
+    else:
+        r = z - y
+    scale = {"least_squares": 1.0, "mean_of_squares": 2.0, "logistic": 1.0}[workload]
+    return (X.T @ r) * F32(scale / n)
+
+
+def _strideweave(workload, X, y, w):
+    n = X.shape[0]
+    Xt, yt, wt = sw.tensor(X), sw.tensor(y), sw.tensor(w)
+    z = Xt @ wt
+    if workload == "least_squares":
+        r = z - yt
+        loss = sw.sum(r * r) * (0.5 / n)
+    elif workload == "mean_of_squares":
+        loss = sw.mean((z - yt) ** 2)
+    else:
+        loss = sw.mean(sw.log(1.0 + sw.exp(z)) - yt * z)
+    loss.backward()
+    assert wt.grad.carrier.size == FEATURES and wt.grad.offset == 0  # the buffer is the gradient
+    return wt.grad.carrier.array
+
+
+def _optimised_tasks(array):
+    (optimised,) = dask.optimize(array)
+    return len(optimised.__dask_graph__())
+
+
+WORKLOADS = ["least_squares", "mean_of_squares", "logistic"]
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_gradient_matches_the_hand_written_one(workload):
+    X, y, w = _data()
+    np.testing.assert_allclose(np.asarray(_strideweave(workload, X, y, w)),
+                               np.asarray(_by_hand(workload, X, y, w)), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_reduction_cotangent_needs_no_rechunk(workload):
+    X, y, w = _data()
+    layers = _strideweave(workload, X, y, w).__dask_graph__().layers
+    assert not [name for name in layers if name.startswith("rechunk")]
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_design_matrix_is_read_without_a_reshape(workload):
+    X, y, w = _data()
+    graph = _strideweave(workload, X, y, w).__dask_graph__()
+    readers = [name for name in graph.layers if X.name in graph.dependencies[name]]
+    assert readers and not [name for name in readers if name.startswith("reshape")], readers
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_optimised_graph_has_at_most_one_task_per_chunk_more_than_by_hand(workload):
+    X, y, w = _data()
+    ours = _optimised_tasks(_strideweave(workload, X, y, w))
+    hand = _optimised_tasks(_by_hand(workload, X, y, w))
+    assert ours <= hand + CHUNKS, (ours, hand)
+
+
+def test_a_write_through_the_buffer_is_read_back_not_the_array_it_was_wrapped_as():
+    host = np.arange(12, dtype=F32).reshape(4, 3)
+    x = sw.tensor(da.from_array(host, chunks=(2, 3)))
+    x.carrier.array[0] = 100.0  # behind the carrier's back: the 1-D buffer changes
+    want = host.copy()
+    want[0, 0] = 100.0
+    np.testing.assert_array_equal(x.numpy(), want)
+    np.testing.assert_array_equal(sw.transpose(x).numpy(), want.T)
+
+
+def test_a_write_to_the_wrapped_object_leaves_the_tensor_alone():
+    host = np.arange(12, dtype=F32).reshape(4, 3)
+    native = da.from_array(host, chunks=(2, 3))
+    x = sw.tensor(native)
+    native[1, 1] = -1.0  # Dask arrays are values: the Tensor keeps the graph it wrapped
+    np.testing.assert_array_equal(x.numpy(), host)
+    np.testing.assert_array_equal(sw.transpose(x).numpy(), host.T)
+
+
+@pytest.mark.parametrize("shape, chunks", [((6, 4), (2, 4)), ((4, 3, 5), (2, 3, 5)), ((4, 3, 5), (1, 2, 5))])
+def test_views_of_a_wrapped_array_read_its_values(shape, chunks):
+    host = np.arange(np.prod(shape), dtype=F32).reshape(shape)
+    x = sw.tensor(da.from_array(host, chunks=chunks))
+    reversed_axes = tuple(range(len(shape)))[::-1]
+    for view, want in ((x, host), (sw.permute(x, reversed_axes), host.transpose(reversed_axes)),
+                       (sw.permute(x, (1, 0) + reversed_axes[:-2]), np.moveaxis(host, 1, 0)),
+                       (x[1:3], host[1:3]),
+                       (sw.reshape(x, (host.size,)), host.reshape(-1, order="F"))):  # colexicographic
+        np.testing.assert_array_equal(view.numpy(), want)
