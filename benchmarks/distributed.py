@@ -2,6 +2,7 @@
 
     python -m benchmarks.distributed                  # 10^8 float32 elements (~381 MiB), 2 workers
     python -m benchmarks.distributed --elements 1e7   # a quick run
+    python -m benchmarks.distributed --graph          # task counts of both graphs, nothing computed
 
 Two workloads over ``X`` (n rows x f features, row chunks) and targets ``y``:
 
@@ -20,6 +21,9 @@ next to the limit.
 
 Not part of the test suite or of ``python -m benchmarks``: it needs minutes
 and several GiB. The table in docs/scale-out.md comes from this script.
+``--graph`` only builds the two gradients' task graphs and counts their
+tasks and layers, before and after Dask's optimisation (the counts depend on
+the number of chunks, not on their size): deterministic, and a second.
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ def make_data(n, f, rows_per_chunk, seed=0):
 
 # ----- contenders ---------------------------------------------------------------------------------
 
-def grad_dask(workload, X, y, w):
-    """The gradient written by hand in dask.array (evaluated)."""
+def lazy_dask(workload, X, y, w):
+    """The gradient written by hand in dask.array (a lazy array)."""
     import dask.array as da
 
     n = X.shape[0]
@@ -60,12 +64,16 @@ def grad_dask(workload, X, y, w):
         r = z - y
     else:
         r = 1.0 / (1.0 + da.exp(-z)) - y
-    g = (X.T @ r) / np.float32(n)
-    return g.compute()
+    return (X.T @ r) / np.float32(n)
 
 
-def grad_strideweave(workload, X, y, w):
-    """The gradient through StrideWeave's autograd on the dask carrier (evaluated)."""
+def grad_dask(workload, X, y, w):
+    """The gradient written by hand in dask.array (evaluated)."""
+    return lazy_dask(workload, X, y, w).compute()
+
+
+def lazy_strideweave(workload, X, y, w):
+    """The gradient through StrideWeave's autograd on the dask carrier (a lazy Tensor, ``w.grad``)."""
     import strideweave as sw
 
     n = X.shape[0]
@@ -77,8 +85,35 @@ def grad_strideweave(workload, X, y, w):
     else:
         loss = sw.mean(sw.log(1.0 + sw.exp(z)) - yt * z)
     loss.backward()
-    (g,) = sw.compute(wt.grad)
+    return wt.grad
+
+
+def grad_strideweave(workload, X, y, w):
+    """The gradient through StrideWeave's autograd on the dask carrier (evaluated)."""
+    import strideweave as sw
+
+    (g,) = sw.compute(lazy_strideweave(workload, X, y, w))
     return g.numpy()
+
+
+def graph_counts(array):
+    """Tasks and layers of a lazy array's graph, and its tasks after Dask's optimisation."""
+    import dask
+
+    graph = array.__dask_graph__()
+    (optimised,) = dask.optimize(array)
+    return {"tasks": len(graph), "layers": len(graph.layers), "optimised_tasks": len(optimised.__dask_graph__())}
+
+
+def graphs(workloads, X, y, w):
+    """``graph_counts`` of both contenders' gradients, per workload (the window ``sw.compute`` evaluates)."""
+    out = {}
+    for workload in workloads:
+        g = lazy_strideweave(workload, X, y, w)
+        ours = g.carrier.array[g.offset:g.offset + g.layout.cosize]
+        out[workload] = {"dask.array by hand": graph_counts(lazy_dask(workload, X, y, w)),
+                         "StrideWeave (dask carrier)": graph_counts(ours)}
+    return out
 
 
 def jax_runner(workload, X, y, w):
@@ -153,6 +188,8 @@ def main(argv=None):
     parser.add_argument("--no-jax", action="store_true", help="skip the single-process jax.grad contender")
     parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads (default: both)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
+    parser.add_argument("--graph", action="store_true",
+                        help="only count the tasks of both gradients' graphs (nothing is computed)")
     args = parser.parse_args(argv)
 
     from dask.utils import format_bytes, parse_bytes
@@ -167,9 +204,18 @@ def main(argv=None):
           f"{args.workers} workers, memory limit {format_bytes(limit)} each")
 
     X, y, w = make_data(n, f, args.rows_per_chunk)
-    for workload in args.only.split(","):
+    workloads = args.only.split(",")
+    for workload in workloads:
         if workload not in WORKLOADS:
             parser.error(f"unknown workload {workload!r}; expected some of {', '.join(WORKLOADS)}")
+    if args.graph:
+        results["graphs"] = graphs(workloads, X, y, w)
+        print(graph_table(results["graphs"], X.numblocks[0]))
+        if args.out:
+            with open(args.out, "w") as fh:
+                json.dump(results, fh, indent=2)
+        return 0
+    for workload in workloads:
         answers = {}
         for name, fn in (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave)):
             # A fresh cluster per contender: each worker's sampled peak covers this contender only.
@@ -201,6 +247,16 @@ def main(argv=None):
         with open(args.out, "w") as fh:
             json.dump(results, fh, indent=2)
     return 0
+
+
+def graph_table(counts, chunks):
+    """``graphs`` output as a Markdown table."""
+    lines = [f"| workload ({chunks} chunks) | contender | tasks | layers | tasks after optimisation |",
+             "|---|---|---:|---:|---:|"]
+    for workload, contenders in counts.items():
+        for name, c in contenders.items():
+            lines.append(f"| {workload} | {name} | {c['tasks']} | {c['layers']} | {c['optimised_tasks']} |")
+    return "\n".join(lines)
 
 
 def table(results):
