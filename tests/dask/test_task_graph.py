@@ -133,3 +133,21 @@ def test_views_of_a_wrapped_array_read_its_values(shape, chunks):
                        (x[1:3], host[1:3]),
                        (sw.reshape(x, (host.size,)), host.reshape(-1, order="F"))):  # colexicographic
         np.testing.assert_array_equal(view.numpy(), want)
+
+
+HOST = np.arange(12, dtype=F32).reshape(4, 3)
+
+
+@pytest.mark.parametrize("loss, want", [
+    (lambda x: sw.sum(x * x), 2 * HOST),
+    (lambda x: sw.mean(x), np.full_like(HOST, 1 / 12)),
+    (lambda x: sw.array_api.sum(x * x), 2 * HOST),  # a 0-d result
+    (lambda x: sw.array_api.mean(sw.exp(x / 10)), np.exp(HOST / 10) / 120),
+])
+def test_a_full_reduction_cotangent_comes_in_the_chunks_of_its_input(loss, want):
+    x = sw.tensor(da.from_array(HOST, chunks=(2, 3)))
+    loss(x).backward()
+    grad = x.grad.carrier.array
+    assert grad.chunks == x.carrier.array.chunks
+    assert not [name for name in grad.__dask_graph__().layers if name.startswith("rechunk")]
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
