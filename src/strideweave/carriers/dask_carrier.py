@@ -213,8 +213,21 @@ class DaskCarrier(LibraryCarrier):
         plan = _indexing.place_plan(rs, layout.leaf_stride[::-1], layout.size and layout.is_injective())
         if plan is None:
             return Carrier.placed(self, layout, values)
-        placed = _indexing.place_through(da, values, plan, rs, layout.cosize, self._native)
-        return type(self)._adopt(placed, self._xp, self._device, self._kind)
+        if plan.dims is None or plan.index is not None or plan.start or plan.stop != layout.cosize \
+                or layout.cosize != layout.size:
+            placed = _indexing.place_through(da, values, plan, rs, layout.cosize, self._native)
+            return type(self)._adopt(placed, self._xp, self._device, self._kind)
+        # No holes: place_through's steps, keeping the N-D array before the flattening reshape, so
+        # that reading it back in that shape (or computing it) needs no reshape to N-D again.
+        shaped = da.broadcast_to(da.asarray(values, dtype=self._native), rs)
+        if plan.shape1 is not None:
+            shaped = da.reshape(shaped, tuple(extent for extent in rs if extent != 1))
+        if plan.perm is not None:
+            shaped = da.transpose(shaped, _indexing.inverse_of(plan)[0])
+        out = type(self)._adopt(da.reshape(shaped, (-1,)), self._xp, self._device, self._kind)
+        if shaped.ndim > 1:
+            out._shaped = (out._array.name, shaped)
+        return out
 
     def _write_window(self, lo, hi, new):
         buf = _shallow(self._array)
