@@ -28,7 +28,7 @@ from .._locks import lock_for
 from ..dtypes import SIMPLE_DTYPES, STORED_DTYPES, SimpleDType, _scalar_fits
 from . import _indexing
 from .generic import _SCALARS, GenericHooks
-from .kind import CarrierKind
+from .kind import kind_of_parts
 from .watch import ContentWatch
 
 __all__ = ["Carrier"]
@@ -312,7 +312,7 @@ class Carrier(GenericHooks):
         """The :class:`CarrierKind` (class, namespace, device) of this carrier."""
         kind = self._kind
         if kind is None:
-            kind = self._kind = CarrierKind(type(self), self._xp, self._device)
+            kind = self._kind = kind_of_parts(type(self), self._xp, self._device)
         return kind
 
     def __repr__(self):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from ..dtypes import DType
 
-__all__ = ["CarrierKind", "NamedDevice", "named_device", "missing_wide_types", "default_int"]
+__all__ = ["CarrierKind", "kind_of_parts", "NamedDevice", "named_device", "missing_wide_types", "default_int"]
 
 
 class CarrierKind(NamedTuple):
@@ -36,6 +36,21 @@ class CarrierKind(NamedTuple):
     def __repr__(self):
         name = getattr(self.namespace, "__name__", repr(self.namespace))
         return f"CarrierKind({self.cls.__name__}, {name}, {self.device!r})"
+
+
+_KINDS: dict = {}
+
+
+def kind_of_parts(cls: type, namespace: object, device: object) -> CarrierKind:
+    """The one :class:`CarrierKind` for these parts: equal kinds are then the same object, which the
+    hot paths compare with ``is`` before falling back to ``==``."""
+    key = (cls, namespace, device)
+    try:
+        return _KINDS[key]
+    except KeyError:
+        return _KINDS.setdefault(key, CarrierKind(cls, namespace, device))
+    except TypeError:  # an unhashable device
+        return CarrierKind(cls, namespace, device)
 
 
 class NamedDevice(str):

@@ -23,8 +23,7 @@ from .array_api_carrier import ArrayAPICarrier, _strict, as_namespace
 from .base import Carrier
 from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier, implicit_narrowing
-
-from .kind import CarrierKind
+from .kind import CarrierKind, kind_of_parts
 from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
 
@@ -51,7 +50,7 @@ _BY_MODULE = {
 
 def _kind(cls, namespace=None, device=None):
     xp = cls._check_namespace(namespace)
-    return CarrierKind(cls, xp, cls._normalize_device(xp, device))
+    return kind_of_parts(cls, xp, cls._normalize_device(xp, device))
 
 
 def resolve(spec=None, device=None):
@@ -192,7 +191,7 @@ def carrier_for_array(x) -> type:
 def kind_for_array(x) -> CarrierKind:
     """The :class:`CarrierKind` (class, namespace, device) a native array lives in."""
     cls = carrier_for_array(x)
-    return CarrierKind(cls, cls._namespace_of(x), cls._device_of(x))
+    return kind_of_parts(cls, cls._namespace_of(x), cls._device_of(x))
 
 
 def transfer(x, kind):
