@@ -96,3 +96,34 @@ def test_the_watch_keeps_no_copy_of_a_large_writable_array():
         tracemalloc.stop()
     assert carrier._watch is not None
     assert peak < a.nbytes // 100, f"the watch allocated {peak} bytes for a {a.nbytes}-byte buffer"
+
+
+@pytest.mark.parametrize("name", WATCHED)
+def test_a_fresh_wrap_takes_its_first_digest_at_the_first_saving_call(name):
+    import strideweave as sw
+
+    native = _native(name, np.arange(4, dtype=np.float32))
+    x = sw.tensor(native)
+    _write(native, 7.0)  # before anything saved x: no graph can describe the old values
+    y = sw.sum(x * x)
+    (g,) = sw.grad(y, [x], sw.ones((1,), carrier=name))
+    np.testing.assert_allclose(np.asarray(g.detach()), 2 * np.array([0, 7, 2, 3], np.float32))
+    z = sw.sum(x * x)
+    _write(native, 9.0)  # after z's graph saved x
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        sw.grad(z, [x], sw.ones((1,), carrier=name))
+
+
+@pytest.mark.parametrize("name", WATCHED)
+def test_a_write_between_two_saving_calls_fails_only_the_earlier_graph(name):
+    import strideweave as sw
+
+    native = _native(name, np.arange(4, dtype=np.float32))
+    x = sw.tensor(native)
+    first = sw.sum(x * x)
+    _write(native, 5.0)
+    second = sw.sum(x * 3.0)
+    (g,) = sw.grad(second, [x], sw.ones((1,), carrier=name))
+    np.testing.assert_allclose(np.asarray(g.detach()), np.full(4, 3.0, np.float32))
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        sw.grad(first, [x], sw.ones((1,), carrier=name))

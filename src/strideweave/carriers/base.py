@@ -331,7 +331,7 @@ class Carrier(GenericHooks):
     #: libraries without a version counter of their own (NumPy, most namespaces)
     watches_content = True
 
-    def watch_external(self):
+    def watch_external(self, fresh=False):
         """Treat the buffer as reachable from outside: writes there must not go unseen.
 
         Called when a user-held native array is wrapped and when a view of the
@@ -339,10 +339,12 @@ class Carrier(GenericHooks):
         a saved input digests its values (no copy is kept), and the version
         check digests them again, so a write through the native array fails backward with the
         spec's in-place modification error instead of giving a wrong gradient.
+        ``fresh``: no graph has saved this carrier yet, so the first saving call takes the first digest.
         """
         if self._watch is None and self.watches_content and self._writable():
             watch = ContentWatch(self)
-            watch.capture(self)  # graphs recorded before now are checked against today's values
+            if not fresh:
+                watch.capture(self)  # graphs recorded before now are checked against today's values
             self._watch = watch
 
     def _writable(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..layout.order import row_major
 from .tensor import Tensor
 from .values import operand
 
-__all__ = ["converted", "tensor", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
+__all__ = ["converted", "tensor", "wrap_native", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
 
 def _shape_modes(shape: Any) -> tuple:
     return shape.modes if isinstance(shape, Shape) else Shape(shape).modes
@@ -48,47 +49,97 @@ def _canonical_tensor(host: np.ndarray, kind) -> Tensor:
     return Tensor._make(kind.from_array(transfer(np.ascontiguousarray(flat), kind)), Layout.canonical(modes), 0)
 
 
-def _wrap_native(array: Any) -> Tensor:
+#: (array type, dtype, shape, strides, device) -> (kind, layout, span, order) for NumPy arrays and torch
+#: tensors, or None for those laid out otherwise (0-d, empty, negative or odd strides, foreign dtypes).
+#: Wrapping is per call in a training loop; what depends only on these keys is found once, and the
+#: Layout is shared, so its cached facts (storage order, aliasing) are too.
+_WRAPS: dict = {}
+_WRAPS_LIMIT = 1024
+
+
+def _wrap_plan(array: Any, key: tuple, numpy: bool):
+    shape = key[2]
+    plan = None
+    if shape and 0 not in shape:
+        if numpy:
+            item = array.itemsize
+            strides = None if any(s < 0 or s % item for s in array.strides) else \
+                tuple(s // item for s in array.strides)
+        else:
+            strides = tuple(array.stride())
+        if strides is not None:
+            kind = kind_for_array(array)
+            try:
+                kind.cls._sw_dtype_in(kind.namespace, array.dtype)
+            except TypeError:
+                kind = None
+            if kind is not None:
+                span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
+                # memory order as one view: a reshape of a C- (or, transposed, F-) contiguous array
+                order = None
+                if numpy and span == array.size and key[0] is np.ndarray:  # np.matrix reshapes to 2-D
+                    order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+                plan = (kind, Layout(shape, strides), span, order)
+    if len(_WRAPS) >= _WRAPS_LIMIT:
+        _WRAPS.clear()
+    _WRAPS[key] = plan
+    return plan
+
+
+def _plan(key: tuple, array: Any, numpy: bool):
+    """The cached wrap plan for ``key``, made on first sight (None: the array is laid out otherwise)."""
+    plan = _WRAPS.get(key)
+    if plan is None and key not in _WRAPS:
+        plan = _wrap_plan(array, key, numpy)
+    return plan
+
+
+def _wrapped_strided(array: Any) -> Tensor | None:
+    """A NumPy array or torch tensor as a Tensor over its own memory, from the cached plan; None if none fits."""
+    if isinstance(array, np.ndarray):
+        plan = _plan((array.__class__, array.dtype, array.shape, array.strides, None), array, True)
+        if plan is None:
+            return None
+        kind, layout, span, order = plan
+        if order == "C":
+            storage = array.reshape(-1)
+        elif order == "F":
+            storage = array.T.reshape(-1)
+        else:
+            storage = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.itemsize,))
+    else:
+        torch = sys.modules.get("torch")
+        if torch is None or not isinstance(array, torch.Tensor):
+            return None
+        plan = _plan((torch.Tensor, array.dtype, tuple(array.shape), array.stride(), array.device), array, False)
+        if plan is None:
+            return None
+        kind, layout, span, _ = plan
+        storage = array.detach().as_strided((span,), (1,), array.storage_offset())
+    return Tensor._make(kind.cls._adopt(storage, kind.namespace, kind.device, kind), layout, 0)
+
+
+def wrap_native(array: Any) -> Tensor:
     """Wrap a native array without copying where its strides allow.
 
     The caller still holds the array, so the carrier watches for writes made
     through it (see ``Carrier.watch_external``).
     """
-    wrapped = _wrap_native_storage(array)
-    wrapped._carriers[0].watch_external()
+    wrapped = _wrapped_strided(array)
+    if wrapped is None:
+        wrapped = _laid_out(array)
+    wrapped._carriers[0].watch_external(fresh=True)
     return wrapped
 
 
-def _wrap_native_storage(array: Any) -> Tensor:
+def _laid_out(array: Any) -> Tensor:
+    """A native array without usable strides (0-d, empty, JAX, array-api-strict) in row-major flat storage."""
     kind = kind_for_array(array)
     if array.ndim == 0:
         return Tensor._make(kind.from_array(kind.namespace.reshape(array, (1,))), Layout.canonical((1,)), 0)
-    shape = tuple(int(e) for e in array.shape)
-    if isinstance(array, np.ndarray) or type(array).__module__.startswith("torch"):
-        strided = _strided_storage(array, shape)
-        if strided is not None:
-            storage, strides = strided
-            return Tensor._make(kind.from_array(storage), Layout(shape, strides), 0)
-    # No stride information (JAX, array-api-strict): row-major flat storage.
     carrier = kind.from_array(kind.namespace.reshape(array, (-1,)))
     carrier._remember_shaped(array)
-    return Tensor._make(carrier, row_major(shape), 0)
-
-
-def _strided_storage(array: Any, shape: tuple) -> tuple[Any, tuple] | None:
-    """A 1-D view spanning ``array``'s memory and its element strides, or None (negative / odd strides)."""
-    if any(e == 0 for e in shape):
-        return None
-    if isinstance(array, np.ndarray):
-        item = array.itemsize
-        if any(s < 0 or s % item for s in array.strides):
-            return None
-        strides = tuple(s // item for s in array.strides)
-        span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
-        return np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,)), strides
-    strides = tuple(array.stride())
-    span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
-    return array.as_strided((span,), (1,), array.storage_offset()), strides
+    return Tensor._make(carrier, row_major(tuple(int(e) for e in array.shape)), 0)
 
 
 def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, device: Any = None) -> Tensor:
@@ -111,7 +162,7 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
     if not native:
         host, dtype = _python_values(data, dtype)
         return _canonical_tensor(host, resolve(carrier, device=device))
-    result = _wrap_native(data)
+    result = wrap_native(data)
     kind = result._carriers[0].kind
     if carrier is not None or device is not None:
         kind = resolve(carrier if carrier is not None else kind, device=device)
