@@ -20,7 +20,7 @@ import numpy as np
 from . import _numpy_methods, array_api as xp, ops as _ops
 from .array_api import _indexing, _native_operands, _writes
 from .autograd.engine import backward, backwards_traversal
-from .dtypes import SimpleDType
+from .dtypes import DType, SimpleDType
 from .layout import Layout
 from .tensors import copies
 from .tensors.compute import compute
@@ -28,6 +28,8 @@ from .tensors.creation import from_storage, from_subtensors
 from .tensors.tensor import Tensor, refuse_implicit_export
 
 __all__ = ["attach"]
+
+_FLOAT32 = DType.Float32
 
 
 def _namespace(self, /, *, api_version=None):
@@ -40,16 +42,30 @@ def _binary(name: str, reflected: bool = False):
     fn = getattr(_ops, name)
     what = f"{_SYMBOLS.get(name, _COMPARISON_SYMBOLS.get(name, name))!r}"
 
-    # Tensors and floats, the operators' hot path, go straight to the op; a native array
-    # becomes a constant on the Tensor's carrier or is refused (``_native_operands``).
+    # Tensors and floats, the operators' hot path, go straight to the op (a float beside a
+    # Float32 Tensor to its flat form: ``with_scalar``, None where the Tensor is not dense);
+    # a native array becomes a constant on the Tensor's carrier or is refused (``_native_operands``).
+    with_scalar = getattr(fn, "with_scalar", None)
     if not reflected:
         def method(self, other):
-            if other.__class__ is float or isinstance(other, Tensor):
+            if other.__class__ is float:
+                if with_scalar is not None and self._dtype is _FLOAT32:
+                    result = with_scalar(self, other, 1)
+                    if result is not None:
+                        return result
+                return fn(self, other)
+            if isinstance(other, Tensor):
                 return fn(self, other)
             return fn(self, _native_operands.constant(self, other, what))
     else:
         def method(self, other):
-            if other.__class__ is float or isinstance(other, Tensor):
+            if other.__class__ is float:
+                if with_scalar is not None and self._dtype is _FLOAT32:
+                    result = with_scalar(self, other, 0)
+                    if result is not None:
+                        return result
+                return fn(other, self)
+            if isinstance(other, Tensor):
                 return fn(other, self)
             return fn(_native_operands.constant(self, other, what), self)
     method.__name__ = name
@@ -65,12 +81,14 @@ _DUNDERS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
 
 
 def _matmul(self, other):
-    other = _native_operands.constant(self, other, "'@'")
+    if other.__class__ is not Tensor:
+        other = _native_operands.constant(self, other, "'@'")
     return xp.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
 def _rmatmul(self, other):
-    other = _native_operands.constant(self, other, "'@'")
+    if other.__class__ is not Tensor:
+        other = _native_operands.constant(self, other, "'@'")
     return xp.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 

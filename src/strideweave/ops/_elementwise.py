@@ -632,6 +632,8 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
             return run_blockwise(op_class(), (a, b), {})
 
     binary.__name__ = binary.__qualname__ = name
+    # The operators' hot path (``x * 2.0``) calls this straight from the Tensor dunder, skipping ``binary``.
+    binary.with_scalar = op_class.with_scalar if float_operands else None
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary

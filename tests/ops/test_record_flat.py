@@ -1,0 +1,35 @@
+"""``Primitive.record_flat`` builds its result Tensor inline; it must stay what ``Tensor._from_raw`` builds."""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from strideweave.tensors.tensor import Tensor
+
+_SLOTS = [s for s in Tensor.__slots__ if s != "__weakref__"]
+
+
+def _state(t):
+    return {s: getattr(t, s, "<unset>") for s in _SLOTS}
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("op, recordable", [(lambda x: x * 2.0, True), (lambda x: x < 2.0, False)],
+                         ids=["float32 result", "bool result"])
+def test_record_flat_result_matches_from_raw(grad_mode, op, recordable):
+    values = np.arange(6, dtype=np.float32)
+    x = sw.tensor(values)
+    previous = sw.is_grad_enabled()
+    sw.set_grad_enabled(grad_mode)
+    try:
+        y = op(x)  # the scalar hot path: ``record_flat``
+    finally:
+        sw.set_grad_enabled(previous)
+    assert y._raw is not None, "the elementwise hot path no longer reaches record_flat"
+    expected = Tensor._from_raw(y._raw, y._layout, y._kind, y._dtype)
+    got, want = _state(y), _state(expected)
+    recorded = grad_mode and recordable
+    assert (got.pop("_ctx") is not None) == recorded
+    want.pop("_ctx")
+    assert got == want
+    np.testing.assert_array_equal(np.asarray(y.detach()), op(values))
