@@ -51,7 +51,7 @@ def _natural_to_rev_leaves(xp, natural: Any, layout: Layout, lead: tuple = ()) -
 
 
 class Matmul(Primitive):
-    """Array API ``matmul`` over top-level modes; ``saved`` holds the result modes."""
+    """Array API ``matmul`` over top-level modes; ``saved``: a flat forward's operands and their arrays."""
 
     __slots__ = ()
     composite = False  # forward computes natively, calling no other operation
@@ -62,9 +62,10 @@ class Matmul(Primitive):
             raise TypeError(f"matmul expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
         kind = place((a, b), options)
         xp = kind.namespace
-        a_modes, b_modes = a._layout.shape.modes, b._layout.shape.modes
-        ka = a._layout.mode_sizes[-1]
-        kb = b._layout.mode_sizes[-2] if len(b_modes) > 1 else b._layout.mode_sizes[0]
+        a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
+        a_sizes, b_sizes = a._layout.mode_sizes, b._layout.mode_sizes
+        ka = a_sizes[-1]
+        kb = b_sizes[-2] if len(b_modes) > 1 else b_sizes[0]
         if ka != kb:
             raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not fit: inner extents {ka} and {kb} differ")
         self.place = kind
@@ -74,7 +75,14 @@ class Matmul(Primitive):
             # Dense operands of one dtype: read as their buffers, and backward takes and returns
             # raw storage-order buffers.
             self.flat = a._dtype is b._dtype and flat_capable((a, b), kind)
-            av, bv = (_dense_modes(a, kind), _dense_modes(b, kind)) if self.flat else _both(mode_operand, a, b, kind)
+            if self.flat:
+                av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
+                if not kind[0].keeps_shape:
+                    # Views of the inputs' buffers (no copy where reshapes are views), for backward while
+                    # the node holds these inputs (a recorded write into them gives it stand-ins instead).
+                    self.saved = (a, b, av, bv)
+            else:
+                av, bv = _both(mode_operand, a, b, kind)
             out = bv @ av
         else:
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
@@ -90,12 +98,15 @@ class Matmul(Primitive):
     def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
         kind = self.place
         a, b = self._inputs
-        g = reshaped(g, self._result_layout.mode_sizes[::-1], kind)
+        saved = self.saved
+        if saved is not None and saved[0] is a and saved[1] is b:
+            av, bv = saved[2], saved[3]
+        else:
+            av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
+        g = reshaped(g, (bv.shape[0], av.shape[1]), kind)  # the rev shape of the result, ``bv @ av``
         wanted = self.wanted  # ``wants`` inlined: None (the usual case) wants both
-        grad_a = _product_in_storage(_dense_modes(b, kind).T, g, a._layout, kind) \
-            if wanted is None or wanted[0] else None
-        grad_b = _product_in_storage(g, _dense_modes(a, kind).T, b._layout, kind) \
-            if wanted is None or wanted[1] else None
+        grad_a = _product_in_storage(bv.T, g, a._layout, kind) if wanted is None or wanted[0] else None
+        grad_b = _product_in_storage(g, av.T, b._layout, kind) if wanted is None or wanted[1] else None
         return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
 
     def backward(self, gradient: Tensor) -> tuple:
