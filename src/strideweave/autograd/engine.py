@@ -340,8 +340,9 @@ class Traversal:
                         ready.append(child)
         for tkey, leaf in leaves.items():
             total, owned = pending[tkey]
-            if not isinstance(total, Tensor):
-                total, owned = self.tensor_record(leaf, total, owned)
+            if not isinstance(total, Tensor):  # a raw buffer, adopted as it is, or Unplaced values, placed fresh
+                owned = owned or total.__class__ is Unplaced
+                total = self.as_tensor(leaf, total)
             self.settle(leaf, total, owned)
 
     def run_rule(self, node: Any, gradient: Any, owned: bool, wanted: tuple | None) -> None:
@@ -400,7 +401,8 @@ class Traversal:
         if not staged:
             return
         with locked([tensor for tensor, _, _ in staged]):
-            updates = [(tensor, accumulated_gradient(tensor, total, owned)) for tensor, total, owned in staged]
+            updates = [(tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
+                        else accumulated_gradient(tensor, total, owned)) for tensor, total, owned in staged]
             for tensor, value in updates:
                 _GRADIENTS.add(value)
                 tensor._grad = value
