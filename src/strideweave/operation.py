@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import Any
 
+from .carriers import ContentWatch
 from .dtypes import DType
 from .tensors.tensor import (
     _LOST_PRECISION,
@@ -166,7 +167,7 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
 def result_state(result: Tensor) -> tuple:
     """The carriers of a node's result and their versions now: a write to them later makes the
     node's history describe other values, so backward rejects it like a write to a saved input."""
-    carriers = result._carriers
+    carriers = result._carrier_tuple or result._materialize()  # the ``_carriers`` property, inlined
     if len(carriers) == 1:  # the common case, without the general dedup
         return carriers, (carriers[0]._version,)
     carriers = tuple(_unique_carriers((result,)))
@@ -327,6 +328,8 @@ class Operation:
 
     def _check_versions(self) -> None:
         """Raise RuntimeError when saved storage, or the result's, was modified after the forward pass."""
+        # ``ContentWatch.verify``'s first test is inlined below: within a traversal a buffer is
+        # digested once, and most checks find it was.
         inputs = self._inputs
         versions = self._versions
         state = self._result_state
@@ -334,8 +337,10 @@ class Operation:
             carriers = state[0]
             if len(carriers) == 1:  # ``_check_result``'s common case inlined: one carrier, not written
                 carrier = carriers[0]
-                if carrier._watch is not None:
-                    carrier._watch.verify(carrier)
+                watch = carrier._watch
+                if watch is not None and (watch.verified_epoch != ContentWatch.epoch
+                                          or watch.verified_version != carrier._version):
+                    watch.verify(carrier)
                 if carrier._version != state[1][0]:
                     self._check_result()
             else:
@@ -344,16 +349,20 @@ class Operation:
             if inputs[0]._raw is not None:
                 return  # a result with no carrier object yet: nothing can have written to it
             carrier = (inputs[0]._carrier_tuple or inputs[0]._materialize())[0]
-            if carrier._watch is not None:
-                carrier._watch.verify(carrier)
+            watch = carrier._watch
+            if watch is not None and (watch.verified_epoch != ContentWatch.epoch
+                                      or watch.verified_version != carrier._version):
+                watch.verify(carrier)
             if carrier._version == versions[0]:
                 return  # the common case, decided without building a tuple
             current = (carrier._version,)
         else:
             carriers = _unique_carriers(inputs)
+            epoch = ContentWatch.epoch
             for carrier in carriers:
-                if carrier._watch is not None:
-                    carrier._watch.verify(carrier)
+                watch = carrier._watch
+                if watch is not None and (watch.verified_epoch != epoch or watch.verified_version != carrier._version):
+                    watch.verify(carrier)
             current = tuple([c._version for c in carriers])
         if current != self._versions:
             raise RuntimeError(
