@@ -27,13 +27,6 @@ torch = None  # the torch module, set on first use (``TorchCarrier._bind``) befo
 _own_version = Carrier.__dict__["_version"]  # the base class's slot, shadowed below
 
 
-def _torch_version(array):
-    try:
-        return array._version
-    except RuntimeError:  # inference-mode tensors count no versions (and cannot be written)
-        return 0
-
-
 class TorchCarrier(LibraryCarrier):
     """Storage in a 1-D torch tensor; ``device`` is a ``torch.device``."""
 
@@ -47,13 +40,20 @@ class TorchCarrier(LibraryCarrier):
     # The version includes torch's own counter of the buffer, which every view
     # of the same storage shares, so an in-place torch write through a wrapped
     # tensor (``t.add_(1)``) invalidates graphs exactly like a public mutation.
+    # Versions are read at every recording and check: torch's counter is read in place, no helper call.
     @property
     def _version(self):
-        return _own_version.__get__(self) + _torch_version(self._array)
+        try:
+            return _own_version.__get__(self) + self._array._version
+        except RuntimeError:  # inference-mode tensors count no versions (and cannot be written)
+            return _own_version.__get__(self)
 
     @_version.setter
     def _version(self, value):
-        _own_version.__set__(self, value - _torch_version(self._array))
+        try:
+            _own_version.__set__(self, value - self._array._version)
+        except RuntimeError:
+            _own_version.__set__(self, value)
 
     @staticmethod
     def _accumulate(into, other):
