@@ -9,8 +9,9 @@ public entry point's repeated checks (the bridge built its arguments).
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import sys
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -32,15 +33,24 @@ def fn_name(fn: Callable) -> str:
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
-@contextlib.contextmanager
-def grad_mode(enabled: bool):
-    """StrideWeave's graph construction set to ``enabled`` inside the block, restored after it."""
-    previous = is_grad_enabled()
-    set_grad_enabled(enabled)
-    try:
-        yield
-    finally:
-        set_grad_enabled(previous)
+class grad_mode:
+    """StrideWeave's graph construction set to ``enabled`` inside the block, restored after it.
+
+    A class rather than a ``contextlib`` generator: every bridge call enters
+    one, and a generator-based manager costs a microsecond more each time.
+    """
+
+    __slots__ = ("enabled", "previous")
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __enter__(self) -> None:
+        self.previous = is_grad_enabled()
+        set_grad_enabled(self.enabled)
+
+    def __exit__(self, *exc) -> None:
+        set_grad_enabled(self.previous)
 
 
 def as_outputs(result: Any, where: str) -> tuple[tuple[Tensor, ...], bool]:
@@ -58,13 +68,15 @@ def as_outputs(result: Any, where: str) -> tuple[tuple[Tensor, ...], bool]:
 
 
 #: (array type, dtype, shape, strides, device) -> (kind, layout, span, order) for NumPy arrays and torch
-#: tensors; None for the arrays ``sw.tensor`` lays out otherwise (0-d, empty, negative or odd strides)
+#: tensors; None for the arrays ``sw.tensor`` lays out otherwise (0-d, empty, negative or odd strides).
+#: ``order`` is how the 1-D storage is taken with the fewest library calls: "C" / "F" (a reshape of a
+#: contiguous array), "1-D" (a contiguous 1-D torch tensor is its own storage), None (one strided view).
 _WRAPS: dict = {}
 _WRAPS_LIMIT = 1024
 
 
 def _wrap_plan(array: Any, key: tuple, numpy: bool):
-    shape = key[2]
+    shape = tuple(key[2])
     if not shape or 0 in shape:
         plan = None
     else:
@@ -79,8 +91,11 @@ def _wrap_plan(array: Any, key: tuple, numpy: bool):
             size = int(np.prod(shape))
             # memory order as one view: a reshape of a C- (or, transposed, F-) contiguous array
             order = None
-            if numpy and span == size:
-                order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+            if span == size:
+                if numpy:
+                    order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+                elif array.is_contiguous():
+                    order = "1-D" if plan == (1,) else "C"
             plan = (kind_for_array(array), Layout(shape, plan), span, order)
     if len(_WRAPS) >= _WRAPS_LIMIT:
         _WRAPS.clear()
@@ -118,14 +133,84 @@ def wrap_native(array: Any) -> Tensor:
         torch = sys.modules.get("torch")
         if torch is None or not isinstance(array, torch.Tensor):
             return _wrap(array)
-        plan = _plan((torch.Tensor, array.dtype, tuple(array.shape), array.stride(), array.device), array, False)
+        return wrap_torch(array, torch.Tensor)
+    carrier = kind.cls._adopt(storage, kind.namespace, kind.device, kind)
+    carrier.watch_external()  # the caller still holds the array, as with ``sw.tensor``
+    return Tensor._make(carrier, layout, 0)
+
+
+def wrap_torch(array: Any, tensor_type: type) -> Tensor:
+    """``wrap_native`` for a tensor the caller knows is a ``torch.Tensor`` (``tensor_type``)."""
+    key = (tensor_type, array.dtype, array.shape, array.stride(), array.device)
+    plan = _WRAPS.get(key)
+    if plan is None:
+        plan = _plan(key, array, False)
         if plan is None:
             return _wrap(array)
-        kind, layout, span, _ = plan
+    return _torch_view(array, plan)
+
+
+def _torch_view(array: Any, plan: tuple) -> Tensor:
+    kind, layout, span, order = plan
+    if order == "1-D":
+        storage = array.detach()
+    elif order == "C":
+        storage = array.detach().view(-1)
+    else:
         storage = array.detach().as_strided((span,), (1,), array.storage_offset())
     carrier = kind.cls._adopt(storage, kind.namespace, kind.device, kind)
     carrier.watch_external()  # the caller still holds the array, as with ``sw.tensor``
     return Tensor._make(carrier, layout, 0)
+
+
+#: id(torch tensor) -> (weak reference, data pointer, wrap-plan key, Tensor): the view ``held_wrap`` made of a
+#: tensor at its last call. Torch tensors only: their carrier reads torch's own version counter, so a write
+#: between calls is seen by the old view exactly as by a new one.
+_HELD: dict = {}
+_HELD_LIMIT = 4096
+
+
+def _forget(ref, key=None) -> None:
+    entry = _HELD.get(key)
+    if entry is not None and entry[0] is ref:
+        del _HELD[key]
+
+
+def held_wrap(array: Any, tensor_type: type) -> Tensor:
+    """``wrap_torch(array)``, handing out the Tensor of ``array``'s previous call again where that is the same.
+
+    A bridge called in a loop on the same parameters wraps them once: the
+    Tensor is reused while ``array`` is the same object over the same memory
+    (data pointer) with the same shape, strides, dtype and device, and the
+    Tensor is still a plain leaf (no history, no ``.grad``, not retaining
+    one). The caller makes sure one call does not receive the same Tensor
+    twice (``wrap_torch`` for repeats).
+    """
+    key = (tensor_type, array.dtype, array.shape, array.stride(), array.device)
+    entry = _HELD.get(id(array))
+    if entry is not None:
+        ref, pointer, held_key, wrapped = entry
+        if (ref() is array and held_key == key and wrapped._ctx is None and wrapped._grad is None
+                and not wrapped._retains_grad):
+            try:
+                if array.data_ptr() == pointer:
+                    return wrapped
+            except RuntimeError:  # a tensor without storage
+                pass
+    plan = _WRAPS.get(key)
+    if plan is None:
+        plan = _plan(key, array, False)
+        if plan is None:  # a tensor sw.tensor lays out itself (0-d, empty, negative strides): never held
+            return _wrap(array)
+    wrapped = _torch_view(array, plan)
+    if len(_HELD) >= _HELD_LIMIT:
+        _HELD.clear()
+    try:
+        _HELD[id(array)] = (weakref.ref(array, functools.partial(_forget, key=id(array))), array.data_ptr(), key,
+                            wrapped)
+    except (TypeError, RuntimeError):  # not weakly referable, or no storage: wrapped afresh at every call
+        pass
+    return wrapped
 
 
 def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
@@ -137,14 +222,15 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
     their strides already give that layout; otherwise one copy lays them out.
     """
     expected = target.shape
-    shape = tuple(int(e) for e in values.shape)
-    if shape != expected:
-        raise ValueError(f"{where}: cotangent has shape {shape}, expected {expected} (the output's shape)")
-    layout = target.layout
-    wanted = layout if layout.is_injective() else Layout.canonical(layout.shape)
-    fast = _native_cotangent(target, values, wanted)
+    if values.shape != expected:
+        shape = tuple(int(e) for e in values.shape)
+        if shape != expected:
+            raise ValueError(f"{where}: cotangent has shape {shape}, expected {expected} (the output's shape)")
+    fast = _native_cotangent(target, values)
     if fast is not None:
         return fast
+    layout = target.layout
+    wanted = layout if layout.is_injective() else Layout.canonical(layout.shape)
     kind = target.carrier.kind
     wrapped = _wrap(transfer(values, kind))
     if wrapped.dtype is not DType.Float32:
@@ -158,18 +244,40 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
     return zeros(wanted.shape, carrier=kind, layout=wanted).copy_(wrapped)
 
 
-def _native_cotangent(target: Tensor, values: Any, wanted: Layout) -> Tensor | None:
-    """The float32 NumPy / torch cotangent ``values`` on ``target``'s own kind, in ``wanted`` (a layout of
-    ``target``'s natural shape, one leaf per mode); None for every other case, which ``cotangent_for`` handles.
+#: output Layout -> (wanted layout, its shape and strides, cosize, compact) for the cotangents
+#: ``_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
+_COTANGENT_PLANS: dict = {}
+
+
+def _cotangent_plan(layout: Layout):
+    shape = layout._shape_modes
+    if not shape or 0 in shape or not all(type(e) is int for e in shape):
+        plan = False
+    else:
+        wanted = layout if layout.is_injective() else Layout.canonical(layout.shape)
+        plan = (wanted, shape, wanted._stride_modes, wanted.cosize, wanted.is_compact())
+    if len(_COTANGENT_PLANS) >= _WRAPS_LIMIT:
+        _COTANGENT_PLANS.clear()
+    _COTANGENT_PLANS[layout] = plan
+    return plan
+
+
+def _native_cotangent(target: Tensor, values: Any) -> Tensor | None:
+    """The float32 NumPy / torch cotangent ``values`` (of ``target``'s natural shape) on ``target``'s own kind,
+    in the layout ``cotangent_for`` promises; None for every other case, which ``cotangent_for`` handles.
 
     A native copy when the strides differ: the same values and layout the
     generic path's recorded-write machinery would give, in one library call.
     """
-    shape = wanted._shape_modes
-    if not all(type(e) is int for e in shape) or not shape or 0 in shape:
+    layout = target._layout
+    plan = _COTANGENT_PLANS.get(layout)
+    if plan is None:
+        plan = _cotangent_plan(layout)
+    carriers = target._carriers
+    if plan is False or len(carriers) != 1:
         return None
-    kind = target.carrier.kind
-    strides = wanted._stride_modes
+    wanted, shape, strides, cosize, compact = plan
+    kind = carriers[0].kind
     if isinstance(values, np.ndarray):
         if values.dtype != np.float32 or kind.cls.backend != "numpy":
             return None
@@ -178,20 +286,21 @@ def _native_cotangent(target: Tensor, values: Any, wanted: Layout) -> Tensor | N
             wrapped = wrap_native(values)
             if wrapped.layout == wanted:
                 return wrapped
-        flat = (np.empty if wanted.is_compact() else np.zeros)(wanted.cosize, np.float32)
+        flat = (np.empty if compact else np.zeros)(cosize, np.float32)
         np.ndarray(shape, np.float32, flat, 0, tuple(s * 4 for s in strides))[...] = values
     else:
         torch = sys.modules.get("torch")
         if (torch is None or not isinstance(values, torch.Tensor) or values.dtype != torch.float32
                 or kind.cls.backend != "torch" or values.device != kind.device):
             return None
-        if tuple(values.stride()) == strides:
-            wrapped = wrap_native(values)
-            if wrapped.layout == wanted:
+        if values.stride() == strides:
+            wrapped = wrap_torch(values, torch.Tensor)
+            if wrapped._layout == wanted:
                 return wrapped
-        flat = (torch.empty if wanted.is_compact() else torch.zeros)(wanted.cosize, dtype=torch.float32,
-                                                                    device=values.device)
-        flat.as_strided(shape, strides).copy_(values.detach())
+        flat = (torch.empty if compact else torch.zeros)(cosize, dtype=torch.float32, device=values.device)
+        flat.as_strided(shape, strides).copy_(values.detach() if values.requires_grad else values)
+    if compact:  # fresh storage nobody else holds: its carrier is made only if something asks for it
+        return Tensor._from_raw(flat, wanted, kind, DType.Float32)
     return Tensor._make(kind.cls._adopt(flat, kind.namespace, kind.device, kind), wanted, 0)
 
 

@@ -7,20 +7,24 @@ from typing import Any, Callable
 
 from ..carriers import resolve, transfer
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
+from ._common import as_outputs, cotangent_for, fn_name, grad_mode, held_wrap, vjp, wrap_torch
 from ._native import native_function
 
 __all__ = ["torch_function", "from_torch"]
 
 _FunctionClass = None
+_TORCH = None  # the torch module, once a bridge has imported it
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - exercised only without torch
-        raise ImportError("strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
-    return torch
+    global _TORCH
+    if _TORCH is None:
+        try:
+            import torch
+        except ImportError as exc:  # pragma: no cover - exercised only without torch
+            raise ImportError("strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
+        _TORCH = torch
+    return _TORCH
 
 
 class _Call:
@@ -35,19 +39,25 @@ class _Call:
 
     def run(self, natives, record: bool) -> tuple:
         """Run ``fn`` on StrideWeave views of ``natives``; return its outputs as torch tensors."""
-        torch = _torch()
+        tensor_type = _TORCH.Tensor
         args = list(self.args)
         inputs = []
+        seen = set()
         for position, native in zip(self.positions, natives):
-            args[position] = wrap_native(native)  # a view of the same storage: no copy
-            inputs.append(args[position])
+            wrapped = held_wrap(native, tensor_type)  # a view of the same storage: no copy
+            if id(wrapped) in seen:  # the same tensor passed twice: two leaves, each with its own gradient
+                wrapped = wrap_torch(native, tensor_type)
+            seen.add(id(wrapped))
+            args[position] = wrapped
+            inputs.append(wrapped)
         with grad_mode(record):
-            outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"torch_function({self.name}): fn")
-        self.inputs, self.outputs = tuple(inputs), outputs
+            result = self.fn(*args, **self.kwargs)
+        outputs, self.single = as_outputs(result, f"torch_function({self.name}): fn")
+        self.inputs, self.outputs = inputs, outputs
         results = []
         for output in outputs:
             array = native_view(output)
-            if not isinstance(array, torch.Tensor):  # fn moved its result to another carrier
+            if not isinstance(array, tensor_type):  # fn moved its result to another carrier
                 array = transfer(array, resolve("torch"))
             results.append(array)
         return tuple(results)
@@ -58,8 +68,9 @@ def native_view(t: Tensor):
     layout = t._layout
     shape = layout._shape_modes
     carriers = t._carriers
-    if (len(carriers) != 1 or t._blocks is not None or carriers[0].backend != "torch" or not shape
-            or not all(type(e) is int for e in shape)):
+    # (a nested mode's size is an int, its shape a tuple: the natural shape differs from the modes)
+    if (not shape or layout.mode_sizes != shape or len(carriers) != 1 or t._blocks is not None
+            or carriers[0].backend != "torch"):
         return t.to_array()
     carrier = carriers[0]
     carrier.watch_external()  # as in to_array: the view is handed out
@@ -116,14 +127,23 @@ def _function_class():
             natives = ctx.saved_tensors
             call = ctx.call
             name = call.name
-            wanted = [i for i, need in enumerate(ctx.needs_input_grad[1:]) if need]
-            cotangents = [None if g is None else cotangent_for(o, g.detach(), f"torch_function({name}): output {k}")
-                          for k, (o, g) in enumerate(zip(call.outputs, grad_outputs))]
-            grads = vjp(call.outputs, [call.inputs[i] for i in wanted], cotangents)
+            outputs, inputs = call.outputs, call.inputs
+            needs = ctx.needs_input_grad
+            wanted = [i for i in range(len(natives)) if needs[i + 1]]
+            cotangents = []
+            for k, g in enumerate(grad_outputs):
+                if g is not None:
+                    if g.requires_grad:  # create_graph=True: StrideWeave takes the values only
+                        g = g.detach()
+                    g = cotangent_for(outputs[k], g, f"torch_function({name}): output {k}")
+                cotangents.append(g)
+            grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
             result: list = [None] * len(natives)
             for i, g in zip(wanted, grads):
                 if g is not None:
-                    result[i] = native_view(g).reshape(natives[i].shape)
+                    view = native_view(g)
+                    shape = natives[i].shape
+                    result[i] = view if view.shape == shape else view.reshape(shape)
             if torch.is_grad_enabled() and any(r is not None for r in result):
                 present = [i for i, r in enumerate(result) if r is not None]
                 passed = FirstOrderOnly.apply(name, len(present), *[result[i] for i in present],
