@@ -60,6 +60,13 @@ class NumpyCarrier(LibraryCarrier):
     def _copied(source, result):
         return not np.may_share_memory(source, result)  # bounds only: "may" errs towards shared
 
+    def _spread(self, one, size):
+        # ``np.broadcast_to`` is Python code building an iterator (about 4 us); a read-only stride-0
+        # ndarray over ``one``'s element is the same view (about 1 us). A full reduction's gradient.
+        view = np.ndarray((size,), one.dtype, one, 0, (0,))
+        view.flags.writeable = False
+        return view
+
     def _digest(self):
         # The buffer's memory itself, no copy kept: xxh3 reads it once per capture, 2-3x faster
         # than comparing with a snapshot from 64k elements up, ~0.1 us slower for tiny buffers.
@@ -78,7 +85,12 @@ class NumpyCarrier(LibraryCarrier):
 
     @classmethod
     def _full(cls, xp, n, value, native, device):
-        return np.full(n, value, dtype=native)
+        values = np.empty(n, dtype=native)  # ``np.full`` is these two steps through Python code
+        try:
+            values.fill(value)
+        except (TypeError, ValueError):  # a value ``fill`` refuses (NaN into integers): np.full's casting
+            return np.full(n, value, dtype=native)
+        return values
 
     @classmethod
     def _native_dtype_in(cls, xp, dtype):
