@@ -1,4 +1,8 @@
-"""``Primitive.record_flat`` builds its result Tensor inline; it must stay what ``Tensor._from_raw`` builds."""
+"""Hot paths that build objects inline must stay what the general constructors build.
+
+``Primitive.record_flat`` builds its result Tensor as ``Tensor._from_raw`` does, and
+``Primitive.__new__`` sets the fields ``Operation.__new__`` sets.
+"""
 
 import numpy as np
 import pytest
@@ -33,3 +37,19 @@ def test_record_flat_result_matches_from_raw(grad_mode, op, recordable):
     want.pop("_ctx")
     assert got == want
     np.testing.assert_array_equal(np.asarray(y.detach()), op(values))
+
+
+def test_primitive_new_sets_what_operation_new_sets():
+    from strideweave.operation import Operation
+    from strideweave.ops._primitive import Primitive
+
+    class Plain(Operation):
+        pass
+
+    class Built(Primitive):
+        __slots__ = ()
+
+    plain, built = Plain(), Built()
+    fields = [f for f in Operation.__slots__ if f != "__dict__"]
+    assert {f: getattr(built, f) for f in fields} == {f: getattr(plain, f) for f in fields}
+    assert (built.place, built.saved, built.wanted, built.flat) == (None, None, None, False)

@@ -11,8 +11,10 @@ __all__ = ["matmul", "tensordot", "matrix_transpose"]
 
 def matmul(x1, x2, /):
     """Matrix product (Array API rules)."""
-    out = _ops.matmul(x1, x2)
-    return _to_0d(out) if x1.ndim == 1 and x2.ndim == 1 and out.shape == (1,) else out
+    out = _ops.matmul(x1, x2)  # both are Tensors past this point; ranks read from the layouts' slots
+    if len(x1._layout._shape_modes) == 1 and len(x2._layout._shape_modes) == 1 and out.shape == (1,):
+        return _to_0d(out)
+    return out
 
 
 def tensordot(x1, x2, /, *, axes=2):

@@ -42,7 +42,15 @@ class Primitive(Operation):
     #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
 
-    def __init__(self) -> None:
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Primitive":
+        # ``Operation.__new__``'s fields and these in one call: one node per operation
+        # (tests/ops/test_inline_constructors.py holds the two alike).
+        self = object.__new__(cls)
+        self._inputs = ()
+        self._versions = ()
+        self._released = False
+        self._result_layout = None
+        self._result_state = None
         self.place = None
         self.saved = None
         # Set by the engine for one backward call: which inputs need a cotangent at all
@@ -51,6 +59,7 @@ class Primitive(Operation):
         # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
         # input and the result are dense on ``place`` (elementwise: in one shared layout).
         self.flat = False
+        return self
 
     @classmethod
     def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None,
@@ -69,7 +78,7 @@ class Primitive(Operation):
             values = flat_values(first)
         dtype = first._dtype if native is values.dtype else kind[0]._sw_dtype_in(kind[1], native)
         # ``Tensor._from_raw`` inlined: this runs once per elementwise operation
-        # (tests/ops/test_record_flat.py holds the two alike).
+        # (tests/ops/test_inline_constructors.py holds the two alike).
         result = object.__new__(Tensor)
         result._carrier_tuple = None
         result._raw = out
