@@ -22,7 +22,7 @@ from ..dtypes import DType
 from ..layout import Layout
 from ..operation import Operation, is_grad_enabled, set_grad_enabled
 from ..ops import reshape
-from ..tensors.creation import tensor as _wrap, zeros
+from ..tensors.creation import tensor as _wrap, wrap_native as _wrap_array, zeros
 from ..tensors.tensor import Tensor
 
 __all__ = ["fn_name", "as_outputs", "wrap_native", "cotangent_for", "vjp", "grad_mode"]
@@ -67,76 +67,59 @@ def as_outputs(result: Any, where: str) -> tuple[tuple[Tensor, ...], bool]:
     raise TypeError(f"{where} must return a strideweave Tensor or a tuple of Tensors, got {detail}: {result!r:.200}")
 
 
-#: (array type, dtype, shape, strides, device) -> (kind, layout, span, order) for NumPy arrays and torch
-#: tensors; None for the arrays ``sw.tensor`` lays out otherwise (0-d, empty, negative or odd strides).
-#: ``order`` is how the 1-D storage is taken with the fewest library calls: "C" / "F" (a reshape of a
-#: contiguous array), "1-D" (a contiguous 1-D torch tensor is its own storage), None (one strided view).
+#: (torch.Tensor, dtype, shape, strides, device) -> (kind, layout, span, order) for torch tensors; None for
+#: those ``sw.tensor`` lays out otherwise (0-d, empty, a dtype StrideWeave does not store). ``order`` is how
+#: the 1-D storage is taken with the fewest torch calls: "1-D" (a contiguous 1-D tensor is its own
+#: storage), "C" (``view(-1)`` of a contiguous one), None (one ``as_strided`` view). NumPy arrays are
+#: wrapped by ``sw.tensor``'s own cached plans (``tensors.creation.wrap_native``).
 _WRAPS: dict = {}
 _WRAPS_LIMIT = 1024
 
 
-def _wrap_plan(array: Any, key: tuple, numpy: bool):
+def _wrap_plan(array: Any, key: tuple):
     shape = tuple(key[2])
-    if not shape or 0 in shape:
-        plan = None
-    else:
-        if numpy:
-            item = array.itemsize
-            strides = array.strides
-            plan = None if any(s < 0 or s % item for s in strides) else tuple(s // item for s in strides)
-        else:
-            plan = tuple(array.stride())
-        if plan is not None:
-            span = 1 + sum((e - 1) * s for e, s in zip(shape, plan))
-            size = int(np.prod(shape))
-            # memory order as one view: a reshape of a C- (or, transposed, F-) contiguous array
+    plan = None
+    if shape and 0 not in shape:
+        kind = kind_for_array(array)
+        try:
+            kind.cls._sw_dtype_in(kind.namespace, array.dtype)
+        except TypeError:
+            kind = None
+        if kind is not None:
+            strides = tuple(array.stride())
+            span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
             order = None
-            if span == size:
-                if numpy:
-                    order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
-                elif array.is_contiguous():
-                    order = "1-D" if plan == (1,) else "C"
-            plan = (kind_for_array(array), Layout(shape, plan), span, order)
+            if span == array.numel() and array.is_contiguous():
+                order = "1-D" if strides == (1,) else "C"
+            plan = (kind, Layout(shape, strides), span, order)
     if len(_WRAPS) >= _WRAPS_LIMIT:
         _WRAPS.clear()
     _WRAPS[key] = plan
     return plan
 
 
-def _plan(key: tuple, array: Any, numpy: bool):
-    """The cached wrap plan for ``key``, made on first sight (None: ``sw.tensor`` lays the array out)."""
+def _plan(key: tuple, array: Any):
+    """The cached wrap plan for ``key``, made on first sight (None: ``sw.tensor`` lays the tensor out)."""
     plan = _WRAPS.get(key)
     if plan is None and key not in _WRAPS:
-        plan = _wrap_plan(array, key, numpy)
+        plan = _wrap_plan(array, key)
     return plan
 
 
 def wrap_native(array: Any) -> Tensor:
     """``sw.tensor(array)`` for a concrete native array: the same Tensor, watched the same way, cheaper.
 
-    For NumPy arrays and torch tensors the carrier kind and layout come from
+    NumPy arrays go straight to ``sw.tensor``'s cached wrap (its argument
+    checks left out); for torch tensors the carrier kind and layout come from
     a cache keyed on shape, strides, dtype and device, and the storage is one
-    view of the array's memory; anything else goes through ``sw.tensor``.
+    view of the tensor's memory; anything else goes through ``sw.tensor``.
     """
-    if type(array) is np.ndarray:  # subclasses (np.matrix) reshape differently
-        plan = _plan((np.ndarray, array.dtype, array.shape, array.strides, None), array, True)
-        if plan is None:
-            return _wrap(array)
-        kind, layout, span, order = plan
-        if order == "C":
-            storage = array.reshape(-1)
-        elif order == "F":
-            storage = array.T.reshape(-1)
-        else:
-            storage = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.itemsize,))
-    else:
-        torch = sys.modules.get("torch")
-        if torch is None or not isinstance(array, torch.Tensor):
-            return _wrap(array)
-        return wrap_torch(array, torch.Tensor)
-    carrier = kind.cls._adopt(storage, kind.namespace, kind.device, kind)
-    carrier.watch_external()  # the caller still holds the array, as with ``sw.tensor``
-    return Tensor._make(carrier, layout, 0)
+    if isinstance(array, np.ndarray):
+        return _wrap_array(array)
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(array, torch.Tensor):
+        return _wrap(array)
+    return wrap_torch(array, torch.Tensor)
 
 
 def wrap_torch(array: Any, tensor_type: type) -> Tensor:
@@ -144,7 +127,7 @@ def wrap_torch(array: Any, tensor_type: type) -> Tensor:
     key = (tensor_type, array.dtype, array.shape, array.stride(), array.device)
     plan = _WRAPS.get(key)
     if plan is None:
-        plan = _plan(key, array, False)
+        plan = _plan(key, array)
         if plan is None:
             return _wrap(array)
     return _torch_view(array, plan)
@@ -159,7 +142,7 @@ def _torch_view(array: Any, plan: tuple) -> Tensor:
     else:
         storage = array.detach().as_strided((span,), (1,), array.storage_offset())
     carrier = kind.cls._adopt(storage, kind.namespace, kind.device, kind)
-    carrier.watch_external()  # the caller still holds the array, as with ``sw.tensor``
+    carrier.watch_external(fresh=True)  # the caller still holds the tensor, as with ``sw.tensor``
     return Tensor._make(carrier, layout, 0)
 
 
@@ -199,7 +182,7 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
                 pass
     plan = _WRAPS.get(key)
     if plan is None:
-        plan = _plan(key, array, False)
+        plan = _plan(key, array)
         if plan is None:  # a tensor sw.tensor lays out itself (0-d, empty, negative strides): never held
             return _wrap(array)
     wrapped = _torch_view(array, plan)
