@@ -2,9 +2,11 @@
 
 A bridge pays its per-call costs on every step of a training loop, so what
 depends only on an array's shape, strides, dtype and device (its carrier
-kind and layout) is looked up once and kept (``wrap_native``), cotangents
-are laid out natively, and the VJP runs one engine traversal without the
-public entry point's repeated checks (the bridge built its arguments).
+kind and layout) is looked up once and kept (``wrap_native``), a torch
+tensor passed again reuses the wrap of its previous call (``held_wrap``),
+cotangents are laid out natively from facts kept per output layout, and the
+VJP runs one engine traversal without the public entry point's repeated
+checks (the bridge built its arguments).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ..ops import reshape
 from ..tensors.creation import tensor as _wrap, wrap_native as _wrap_array, zeros
 from ..tensors.tensor import Tensor
 
-__all__ = ["fn_name", "as_outputs", "wrap_native", "cotangent_for", "vjp", "grad_mode"]
+__all__ = ["fn_name", "as_outputs", "wrap_native", "wrap_torch", "held_wrap", "cotangent_for", "vjp",
+           "grad_mode"]
 
 
 def fn_name(fn: Callable) -> str:
@@ -183,7 +186,7 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
     plan = _WRAPS.get(key)
     if plan is None:
         plan = _plan(key, array)
-        if plan is None:  # a tensor sw.tensor lays out itself (0-d, empty, negative strides): never held
+        if plan is None:  # a tensor sw.tensor lays out itself (0-d, empty, a foreign dtype): never held
             return _wrap(array)
     wrapped = _torch_view(array, plan)
     if len(_HELD) >= _HELD_LIMIT:
