@@ -239,10 +239,39 @@ class Traversal:
         # passing through ``pending`` and ``ready`` (a chain of elementwise ops, mostly).
         next_node = next_gradient = None
         next_owned = owned = False
+        chain = batch is None and not observe_all and not prune
         while True:
             if next_node is not None:
                 node, gradient, owned, next_node = next_node, next_gradient, next_owned, None
                 key = id(node)
+                inputs = node._inputs
+                # A chain of flat one-input nodes (elementwise work on one value): the cotangent is a raw
+                # buffer nobody observes, and an input made by ``_from_raw`` was never written, so
+                # nothing needs settling or checking. The general path below does the same, slower.
+                if chain and node.flat and len(inputs) == 1 and node._result_state is None \
+                        and key not in result_of:
+                    tensor = inputs[0]
+                    child = tensor._ctx
+                    if child is not None and tensor._raw is not None:
+                        grads, allocated = node.backward_flat(gradient)
+                        contribution = grads[0]
+                        fresh = owned if allocated is None else allocated[0]
+                        tkey = id(child)
+                        remaining = dependencies[tkey] - 1
+                        dependencies[tkey] = remaining
+                        if contribution is None or tensor._dtype is not _FLOAT32:
+                            if remaining == 0:
+                                ready.append(child)
+                            continue
+                        if not child.flat or tensor._retains_grad:
+                            result_of.setdefault(tkey, tensor)
+                        if remaining == 0 and tkey not in pending:
+                            next_node, next_gradient, next_owned = child, contribution, fresh
+                            continue
+                        if remaining == 0:
+                            ready.append(child)
+                        contribute(tkey, tensor, contribution, fresh)
+                        continue
             elif ready:
                 node = ready.pop()
                 key = id(node)
