@@ -38,6 +38,8 @@ def _sum_dtype(x: Tensor, dtype):
 
 
 def _accumulate(op_class, name, x, axis, dtype, keepdims):
+    if dtype is None and x.__class__ is Tensor and x._dtype.kind in ("float", "complex"):
+        return _reduce(op_class, name, x, axis, keepdims)  # accumulated in its own dtype, as below
     x = _check(x, name)
     dtype = _sum_dtype(x, dtype)
     want = dtype or x.dtype
