@@ -5,6 +5,7 @@ import pytest
 
 import strideweave as sw
 from strideweave.interop import _common, jax_bridge
+from strideweave.tensors import creation
 from strideweave.interop._common import cotangent_for, wrap_native
 
 CARRIERS = sw.testing.available_carriers()
@@ -187,13 +188,14 @@ def test_jit_callbacks_pack_small_arrays_of_one_dtype(monkeypatch, pack_bytes):
                                want_per_example(h[:, None, :], index, w, b), rtol=1e-3, atol=1e-4)
 
 
-def test_the_torch_wrap_cache_stays_bounded(monkeypatch):
-    torch = pytest.importorskip("torch")
-    monkeypatch.setattr(_common, "_WRAPS", {})
-    monkeypatch.setattr(_common, "_WRAPS_LIMIT", 8)
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_the_wrap_cache_stays_bounded(monkeypatch, library):
+    make = np.zeros if library == "numpy" else pytest.importorskip("torch").zeros
+    monkeypatch.setattr(creation, "_WRAPS", {})
+    monkeypatch.setattr(creation, "_WRAPS_LIMIT", 8)
     for n in range(1, 30):
-        assert wrap_native(torch.zeros(n)).shape == (n,)
-        assert 0 < len(_common._WRAPS) <= 8
+        assert wrap_native(make(n)).shape == (n,)
+        assert 0 < len(creation._WRAPS) <= 8
 
 
 # -- torch_function hands a tensor passed again the Tensor of its previous call, while nothing it depends on changed

@@ -19,12 +19,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..autograd.functional import _refuse_higher_order, _run
-from ..carriers import kind_for_array, transfer
+from ..carriers import transfer
 from ..dtypes import DType
 from ..layout import Layout
 from ..operation import Operation, is_grad_enabled, set_grad_enabled
 from ..ops import reshape
-from ..tensors.creation import tensor as _wrap, wrap_native as _wrap_array, zeros
+from ..tensors.creation import tensor as _wrap, wrap_native as _wrap_array, wrapped_torch, zeros
 from ..tensors.tensor import Tensor
 
 __all__ = ["fn_name", "as_outputs", "wrap_native", "wrap_torch", "held_wrap", "cotangent_for", "vjp",
@@ -70,45 +70,6 @@ def as_outputs(result: Any, where: str) -> tuple[tuple[Tensor, ...], bool]:
     raise TypeError(f"{where} must return a strideweave Tensor or a tuple of Tensors, got {detail}: {result!r:.200}")
 
 
-#: (torch.Tensor, dtype, shape, strides, device) -> (kind, layout, span, order) for torch tensors; None for
-#: those ``sw.tensor`` lays out otherwise (0-d, empty, a dtype StrideWeave does not store). ``order`` is how
-#: the 1-D storage is taken with the fewest torch calls: "1-D" (a contiguous 1-D tensor is its own
-#: storage), "C" (``view(-1)`` of a contiguous one), None (one ``as_strided`` view). NumPy arrays are
-#: wrapped by ``sw.tensor``'s own cached plans (``tensors.creation.wrap_native``).
-_WRAPS: dict = {}
-_WRAPS_LIMIT = 1024
-
-
-def _wrap_plan(array: Any, key: tuple):
-    shape = tuple(key[2])
-    plan = None
-    if shape and 0 not in shape:
-        kind = kind_for_array(array)
-        try:
-            kind.cls._sw_dtype_in(kind.namespace, array.dtype)
-        except TypeError:
-            kind = None
-        if kind is not None:
-            strides = tuple(array.stride())
-            span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
-            order = None
-            if span == array.numel() and array.is_contiguous():
-                order = "1-D" if strides == (1,) else "C"
-            plan = (kind, Layout(shape, strides), span, order)
-    if len(_WRAPS) >= _WRAPS_LIMIT:
-        _WRAPS.clear()
-    _WRAPS[key] = plan
-    return plan
-
-
-def _plan(key: tuple, array: Any):
-    """The cached wrap plan for ``key``, made on first sight (None: ``sw.tensor`` lays the tensor out)."""
-    plan = _WRAPS.get(key)
-    if plan is None and key not in _WRAPS:
-        plan = _wrap_plan(array, key)
-    return plan
-
-
 def wrap_native(array: Any) -> Tensor:
     """``sw.tensor(array)`` for a concrete native array: the same Tensor, watched the same way, cheaper.
 
@@ -127,26 +88,8 @@ def wrap_native(array: Any) -> Tensor:
 
 def wrap_torch(array: Any, tensor_type: type) -> Tensor:
     """``wrap_native`` for a tensor the caller knows is a ``torch.Tensor`` (``tensor_type``)."""
-    key = (tensor_type, array.dtype, array.shape, array.stride(), array.device)
-    plan = _WRAPS.get(key)
-    if plan is None:
-        plan = _plan(key, array)
-        if plan is None:
-            return _wrap(array)
-    return _torch_view(array, plan)
-
-
-def _torch_view(array: Any, plan: tuple) -> Tensor:
-    kind, layout, span, order = plan
-    if order == "1-D":
-        storage = array.detach()
-    elif order == "C":
-        storage = array.detach().view(-1)
-    else:
-        storage = array.detach().as_strided((span,), (1,), array.storage_offset())
-    carrier = kind.cls._adopt(storage, kind.namespace, kind.device, kind)
-    carrier.watch_external(fresh=True)  # the caller still holds the tensor, as with ``sw.tensor``
-    return Tensor._make(carrier, layout, 0)
+    wrapped = wrapped_torch(array, tensor_type)
+    return _wrap(array) if wrapped is None else wrapped  # (torch counts its versions: nothing to watch)
 
 
 #: id(torch tensor) -> (weak reference, data pointer, wrap-plan key, Tensor): the view ``held_wrap`` made of a
@@ -183,12 +126,9 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
                     return wrapped
             except RuntimeError:  # a tensor without storage
                 pass
-    plan = _WRAPS.get(key)
-    if plan is None:
-        plan = _plan(key, array)
-        if plan is None:  # a tensor sw.tensor lays out itself (0-d, empty, a foreign dtype): never held
-            return _wrap(array)
-    wrapped = _torch_view(array, plan)
+    wrapped = wrapped_torch(array, tensor_type)
+    if wrapped is None:  # a tensor sw.tensor lays out itself (0-d, empty, a foreign dtype): never held
+        return _wrap(array)
     if len(_HELD) >= _HELD_LIMIT:
         _HELD.clear()
     try:
@@ -233,6 +173,7 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
 #: output Layout -> (wanted layout, its shape and strides, cosize, compact) for the cotangents
 #: ``_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
 _COTANGENT_PLANS: dict = {}
+_COTANGENT_PLANS_LIMIT = 1024
 
 
 def _cotangent_plan(layout: Layout):
@@ -242,7 +183,7 @@ def _cotangent_plan(layout: Layout):
     else:
         wanted = layout if layout.is_injective() else Layout.canonical(layout.shape)
         plan = (wanted, shape, wanted._stride_modes, wanted.cosize, wanted.is_compact())
-    if len(_COTANGENT_PLANS) >= _WRAPS_LIMIT:
+    if len(_COTANGENT_PLANS) >= _COTANGENT_PLANS_LIMIT:
         _COTANGENT_PLANS.clear()
     _COTANGENT_PLANS[layout] = plan
     return plan

@@ -16,7 +16,7 @@ from ..layout.order import row_major
 from .tensor import Tensor
 from .values import operand
 
-__all__ = ["converted", "tensor", "wrap_native", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
+__all__ = ["converted", "tensor", "wrap_native", "wrapped_torch", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
 
 def _shape_modes(shape: Any) -> tuple:
     return shape.modes if isinstance(shape, Shape) else Shape(shape).modes
@@ -52,13 +52,16 @@ def _canonical_tensor(host: np.ndarray, kind) -> Tensor:
 #: (array type, dtype, shape, strides, device) -> (kind, layout, span, order) for NumPy arrays and torch
 #: tensors, or None for those laid out otherwise (0-d, empty, negative or odd strides, foreign dtypes).
 #: Wrapping is per call in a training loop; what depends only on these keys is found once, and the
-#: Layout is shared, so its cached facts (storage order, aliasing) are too.
+#: Layout is shared, so its cached facts (storage order, aliasing) are too. ``order`` says how the 1-D
+#: storage is taken with the fewest calls: "C" / "F" (a reshape of a C- / F-contiguous NumPy array),
+#: "1-D" (a contiguous 1-D torch tensor is its own storage), "view" (``view(-1)`` of a contiguous
+#: torch tensor), None (one strided view spanning the memory).
 _WRAPS: dict = {}
 _WRAPS_LIMIT = 1024
 
 
 def _wrap_plan(array: Any, key: tuple, numpy: bool):
-    shape = key[2]
+    shape = tuple(key[2])
     plan = None
     if shape and 0 not in shape:
         if numpy:
@@ -75,10 +78,12 @@ def _wrap_plan(array: Any, key: tuple, numpy: bool):
                 kind = None
             if kind is not None:
                 span = 1 + sum((e - 1) * s for e, s in zip(shape, strides))
-                # memory order as one view: a reshape of a C- (or, transposed, F-) contiguous array
                 order = None
-                if numpy and span == array.size and key[0] is np.ndarray:  # np.matrix reshapes to 2-D
-                    order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+                if numpy:
+                    if span == array.size and key[0] is np.ndarray:  # np.matrix reshapes to 2-D
+                        order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+                elif span == array.numel() and array.is_contiguous():
+                    order = "1-D" if strides == (1,) else "view"
                 plan = (kind, Layout(shape, strides), span, order)
     if len(_WRAPS) >= _WRAPS_LIMIT:
         _WRAPS.clear()
@@ -111,11 +116,24 @@ def _wrapped_strided(array: Any) -> Tensor | None:
         torch = sys.modules.get("torch")
         if torch is None or not isinstance(array, torch.Tensor):
             return None
-        plan = _plan((torch.Tensor, array.dtype, tuple(array.shape), array.stride(), array.device), array, False)
-        if plan is None:
-            return None
-        kind, layout, span, _ = plan
-        storage = array.detach().as_strided((span,), (1,), array.storage_offset())
+        return wrapped_torch(array, torch.Tensor)
+    return Tensor._make(kind.cls._adopt(storage, kind.namespace, kind.device, kind), layout, 0)
+
+
+def wrapped_torch(array: Any, tensor_type: type) -> Tensor | None:
+    """``_wrapped_strided`` for an array the caller knows is a ``torch.Tensor`` (``tensor_type``), unwatched.
+
+    Torch carriers read torch's own version counter, so nothing needs watching; the bridges call this.
+    """
+    plan = _plan((tensor_type, array.dtype, array.shape, array.stride(), array.device), array, False)
+    if plan is None:
+        return None
+    kind, layout, span, order = plan
+    storage = array.detach()
+    if order == "view":
+        storage = storage.view(-1)
+    elif order is None:
+        storage = storage.as_strided((span,), (1,), array.storage_offset())
     return Tensor._make(kind.cls._adopt(storage, kind.namespace, kind.device, kind), layout, 0)
 
 
