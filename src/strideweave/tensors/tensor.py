@@ -224,7 +224,8 @@ class Tensor:
     @property
     def grad(self) -> "Tensor | None":
         """Accumulated gradient (None until a traversal or a caller sets one)."""
-        self._require_differentiable("reading .grad")
+        if self._dtype is not _FLOAT32:  # (the test inlined: read once per parameter and step)
+            self._require_differentiable("reading .grad")
         return self._grad
 
     @grad.setter
