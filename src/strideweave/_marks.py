@@ -58,11 +58,14 @@ class IdentityMarks:
 #: Native cotangent arrays known to hold only ones (the unit flag: backward rules
 #: skip multiplying by them, see ``autograd.cotangents.times``).
 _UNIT_ARRAYS = IdentityMarks()
+# Its dict, read in place by the two tests below: they run several times per backward node.
+_UNIT_REFS = _UNIT_ARRAYS._refs
 
 
 def is_unit(array: Any) -> bool:
     """Whether ``array`` is a cotangent flagged as all ones."""
-    return array in _UNIT_ARRAYS
+    ref = _UNIT_REFS.get(id(array))
+    return ref is not None and ref() is array
 
 
 def mark_unit(array: Any) -> Any:
@@ -72,4 +75,8 @@ def mark_unit(array: Any) -> Any:
 
 def unit_alias(source: Any, result: Any) -> Any:
     """``result`` (a reshape or view of ``source``) inherits ``source``'s unit flag."""
-    return mark_unit(result) if result is not source and is_unit(source) else result
+    if result is not source:
+        ref = _UNIT_REFS.get(id(source))
+        if ref is not None and ref() is source:
+            return _UNIT_ARRAYS.add(result)
+    return result
