@@ -15,9 +15,12 @@ Contenders: StrideWeave on the ``"dask"`` carrier (forward, ``loss.backward()``,
 and ``jax.grad`` (jitted) on one process with the data in memory. ``X`` is
 generated chunk by chunk on the workers (``dask.array.random``), so no worker
 ever holds the whole matrix; each worker has a memory limit well below the
-data size, and the peak resident memory of every worker process
-(sampled every 10 ms, on a fresh cluster for each contender) is reported
-next to the limit.
+data size. The two Dask contenders are timed on one cluster, alternating
+round by round (who goes first alternates too), so that a slow stretch of
+a shared machine hits both; the table gives each one's median and the
+median of the per-round ratios to the hand-written gradient. The peak
+resident memory of every worker process (sampled every 10 ms, on a fresh
+cluster for each contender and one round) is reported next to the limit.
 
 Not part of the test suite or of ``python -m benchmarks``: it needs minutes
 and several GiB. The table in docs/scale-out.md comes from this script.
@@ -150,6 +153,20 @@ def timed(fn, rounds):
     return statistics.median(times), min(times), times, out
 
 
+def interleaved(contenders, rounds):
+    """Wall times of ``rounds`` calls of each ``(name, fn)`` after one warm-up each, the contenders
+    alternating and the first of each round alternating too: ``{name: [seconds, ...]}``."""
+    for _, fn in contenders:
+        fn()
+    times = {name: [] for name, _ in contenders}
+    for r in range(rounds):
+        for name, fn in (contenders if r % 2 == 0 else contenders[::-1]):
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
 def _start_sampler(dask_worker):
     """Sample this worker process's resident memory every 10 ms in a daemon thread."""
     import threading
@@ -184,7 +201,8 @@ def main(argv=None):
     parser.add_argument("--rows-per-chunk", type=int, default=25_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="300MiB", help="per worker (default 300MiB)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="timed rounds per contender, the two Dask contenders alternating (default 5)")
     parser.add_argument("--no-jax", action="store_true", help="skip the single-process jax.grad contender")
     parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads (default: both)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
@@ -215,20 +233,33 @@ def main(argv=None):
             with open(args.out, "w") as fh:
                 json.dump(results, fh, indent=2)
         return 0
+    contenders = (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave))
     for workload in workloads:
-        answers = {}
-        for name, fn in (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave)):
-            # A fresh cluster per contender: each worker's sampled peak covers this contender only.
+        answers, peaks = {}, {}
+        for name, fn in contenders:
+            # Memory: a fresh cluster per contender, so each worker's sampled peak covers this contender
+            # only (one warm-up and one measured round).
             with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                               memory_limit=limit, dashboard_address=None) as cluster, Client(cluster) as client:
                 client.run(_start_sampler)
-                median, best, times, answers[name] = timed(lambda: fn(workload, X, y, w), args.rounds)
-                peaks = worker_peaks(client)
-            run = {"workload": workload, "contender": name, "median_s": median, "min_s": best,
-                   "times_s": times, "worker_peak_bytes": peaks, "over_limit": any(p > limit for p in peaks)}
+                *_, answers[name] = timed(lambda: fn(workload, X, y, w), 1)
+                peaks[name] = worker_peaks(client)
+        # Time: both contenders on one cluster, alternating (which goes first alternates too), so that a
+        # slow stretch of the machine or a slower cluster start hits both alike.
+        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                          memory_limit=limit, dashboard_address=None) as cluster, Client(cluster):
+            times = interleaved([(name, lambda fn=fn: fn(workload, X, y, w)) for name, fn in contenders],
+                                args.rounds)
+        hand = times[contenders[0][0]]
+        for name, _ in contenders:
+            ts = times[name]
+            run = {"workload": workload, "contender": name, "median_s": statistics.median(ts), "min_s": min(ts),
+                   "times_s": ts, "pairwise_vs_hand": statistics.median(t / h for t, h in zip(ts, hand)),
+                   "worker_peak_bytes": peaks[name], "over_limit": any(p > limit for p in peaks[name])}
             results["runs"].append(run)
-            print(f"{workload:14s} {name:28s} median {median:7.2f} s  min {best:7.2f} s  "
-                  f"worker peaks {', '.join(format_bytes(p) for p in peaks)}", flush=True)
+            print(f"{workload:14s} {name:28s} median {run['median_s']:7.2f} s  min {run['min_s']:7.2f} s  "
+                  f"pairwise {run['pairwise_vs_hand']:.2f}x  "
+                  f"worker peaks {', '.join(format_bytes(p) for p in peaks[name])}", flush=True)
         a, b = answers.values()
         err = float(np.max(np.abs(a - b)) / (np.max(np.abs(a)) + 1e-30))
         results.setdefault("agreement", {})[workload] = err
@@ -263,8 +294,8 @@ def table(results):
     """The results as a Markdown table with the StrideWeave / hand-written Dask ratio."""
     from dask.utils import format_bytes
 
-    lines = ["| workload | contender | median (s) | min (s) | vs dask by hand | peak memory |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = ["| workload | contender | median (s) | min (s) | vs dask by hand | pairwise | peak memory |",
+             "|---|---|---:|---:|---:|---:|---|"]
     base = {r["workload"]: r["median_s"] for r in results["runs"] if r["contender"] == "dask.array by hand"}
     for r in results["runs"]:
         if "worker_peak_bytes" in r:
@@ -273,8 +304,9 @@ def table(results):
         else:
             mem = f"process {format_bytes(r['process_peak_bytes'])}"
         ratio = r["median_s"] / base[r["workload"]]
+        pairwise = f"{r['pairwise_vs_hand']:.2f}x" if "pairwise_vs_hand" in r else ""
         lines.append(f"| {r['workload']} | {r['contender']} | {r['median_s']:.2f} | {r['min_s']:.2f} | "
-                     f"{ratio:.2f}x | {mem} |")
+                     f"{ratio:.2f}x | {pairwise} | {mem} |")
     return "\n".join(lines)
 
 
