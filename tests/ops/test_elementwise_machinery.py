@@ -114,3 +114,28 @@ def test_the_tables_and_the_node_classes_agree():
     op, function = binary_op("first_of", BinaryRule(lambda xp, a, b: a, vjp_a=None, vjp_b=None, doc="a"))
     assert function.__doc__ == "Elementwise a, broadcasting over top-level modes (not differentiable)."
     assert op.__name__ == "FirstOf"
+
+
+def test_rules_that_read_g_alone_need_no_operand_values():
+    # ``reads="g"``: backward hands the VJPs None for both operands, so each must give what it
+    # gives with the operands' values.
+    xp = np
+    rng = np.random.default_rng(3)
+    a, b, g = (rng.standard_normal(5).astype(np.float32) for _ in range(3))
+    g_only = {name for name, rule in BINARY_RULES.items() if "g" in rule.reads.split()}
+    assert {"add", "subtract"} <= g_only
+    for name in g_only:
+        rule = BINARY_RULES[name]
+        y = rule.forward(xp, a, b)
+        for vjp in (rule.vjp_a, rule.vjp_b):
+            np.testing.assert_array_equal(vjp(xp, g, None, None, None), vjp(xp, g, a, b, y))
+    assert not RULES["add"].vjp_reads_operands and RULES["multiply"].vjp_reads_operands
+
+
+def test_a_broadcast_add_differentiates_without_reading_its_operands():
+    x = sw.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    row = sw.tensor(np.array([1.0, -2.0, 0.5], np.float32))
+    loss = sw.sum((x + row) * (x - row))
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_allclose(row.grad.numpy(), -2 * 2 * np.array([1.0, -2.0, 0.5]), rtol=1e-6)

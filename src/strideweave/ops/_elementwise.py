@@ -114,8 +114,9 @@ class BinaryRule:
     ``"own"`` when an operand's VJP reads that operand's own values, not
     only its partner's (``divide``'s ``vjp_b`` reads ``b``, ``multiply``'s
     does not): beside a Python scalar partner the Tensor's values are then
-    read, else the VJP gets None for them. The other fields are as in
-    ``UnaryRule``.
+    read, else the VJP gets None for them; ``"g"`` when the VJPs read the
+    cotangent alone (``add``): they get None for both operands. The other
+    fields are as in ``UnaryRule``.
     """
 
     forward: Callable
@@ -129,7 +130,7 @@ class BinaryRule:
     quiet: bool = False
 
     def __post_init__(self) -> None:
-        _check_fields("binary", self.forward, (self.vjp_a, self.vjp_b), self.reads, ("own", "out"), self.dtypes,
+        _check_fields("binary", self.forward, (self.vjp_a, self.vjp_b), self.reads, ("own", "out", "g"), self.dtypes,
                       self.linear_in_g)
 
 
@@ -200,6 +201,8 @@ class _Binary(Primitive):
     keeps_result = False
     #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
     scalar_vjp_reads_tensor = True
+    #: whether the VJPs of two Tensor operands read their values (not for a rule that reads ``"g"`` alone)
+    vjp_reads_operands = True
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         common = None
@@ -393,7 +396,9 @@ class _Binary(Primitive):
         xp = kind.namespace
         result = self._result_layout
         a, b = self._inputs
-        av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
+        av = bv = None
+        if self.vjp_reads_operands:
+            av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
         if out is not None and out.ndim != g.ndim:
             out = reshaped(out, storage_shape(result), kind)
         ga, gb = self._pair(xp, g, av, bv, out)
@@ -600,6 +605,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     reads = rule.reads.split()
     attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "keeps_result": "out" in reads,
              "reads_result": "out" in reads, "scalar_vjp_reads_tensor": "own" in reads,
+             "vjp_reads_operands": "g" not in reads,
              "vjp_first": staticmethod(vjp_a or _nothing), "vjp_second": staticmethod(vjp_b or _nothing)}
     if vjp_a is None and vjp_b is None:
         attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat

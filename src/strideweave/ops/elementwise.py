@@ -193,9 +193,9 @@ bitwise_invert = _unary("bitwise_invert", lambda xp, x: xp.bitwise_invert(x), vj
 # ----- binary: arithmetic -----------------------------------------------------------------------------
 
 add = _binary("add", lambda xp, a, b: a + b, vjp_a=lambda xp, g, a, b, y: g, vjp_b=lambda xp, g, a, b, y: g,
-              doc="a + b")
+              reads="g", doc="a + b")
 subtract = _binary("subtract", lambda xp, a, b: a - b, vjp_a=lambda xp, g, a, b, y: g,
-                   vjp_b=lambda xp, g, a, b, y: -g, doc="a - b")
+                   vjp_b=lambda xp, g, a, b, y: -g, reads="g", doc="a - b")
 multiply = _binary("multiply", lambda xp, a, b: a * b, vjp_a=lambda xp, g, a, b, y: g * b,
                    vjp_b=lambda xp, g, a, b, y: g * a, linear_in_g=True, doc="a * b")
 divide = _binary("divide", lambda xp, a, b: a / b, vjp_a=lambda xp, g, a, b, y: g / b,
