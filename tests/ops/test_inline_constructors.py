@@ -1,6 +1,7 @@
 """Hot paths that build objects inline must stay what the general constructors build.
 
-``Primitive.record_flat`` builds its result Tensor as ``Tensor._from_raw`` does, and
+``Primitive.record_flat`` builds its result Tensor as ``Tensor._from_raw`` does,
+``_Binary.with_scalar`` records what ``record_flat`` records, and
 ``Primitive.__new__`` sets the fields ``Operation.__new__`` sets.
 """
 
@@ -53,3 +54,18 @@ def test_primitive_new_sets_what_operation_new_sets():
     fields = [f for f in Operation.__slots__ if f != "__dict__"]
     assert {f: getattr(built, f) for f in fields} == {f: getattr(plain, f) for f in fields}
     assert (built.place, built.saved, built.wanted, built.flat) == (None, None, None, False)
+
+
+@pytest.mark.parametrize("position", [1, 0], ids=["x * 2.0", "2.0 - x"])
+def test_with_scalar_records_what_record_flat_records(position):
+    from strideweave.ops._primitive import Primitive
+
+    x = sw.tensor(np.arange(6, dtype=np.float32)) * 1.0  # a lazy chain result, as in a chain of operators
+    y = x * 2.0 if position else 2.0 - x
+    node = y._ctx
+    reference = type(node).record_flat((x,), y._raw, x._layout, x._kind, node.saved, x._raw)
+    assert _state(y).keys() == _state(reference).keys()
+    assert {k: v for k, v in _state(y).items() if k not in ("_ctx", "_raw")} == \
+        {k: v for k, v in _state(reference).items() if k not in ("_ctx", "_raw")}
+    fields = ["_inputs", "_versions", "_released", "_result_layout", "_result_state", *Primitive.__slots__]
+    assert {f: getattr(node, f) for f in fields} == {f: getattr(reference._ctx, f) for f in fields}

@@ -6,9 +6,9 @@ broadcasts them over top-level modes and writes a fresh result in the memory
 order of its dense operands (canonical when they disagree); operands sharing
 one dense layout are combined as flat buffers. Backward forms each operand's
 gradient in the result's rev space, sums it back over broadcast modes and
-hands it to ``Primitive.cotangents``. (A little over 600 lines: the two bases
-and the builders of their classes are one concept; the binary base with its
-five backward routes is half of it.)
+hands it to ``Primitive.cotangents``. (About 670 lines: the two bases and the
+builders of their classes are one concept; the binary base with its five
+backward routes and the operators' scalar hot path is half of it.)
 
 A rule flagged ``linear_in_g`` has a VJP ``g * factor`` whose factor does not
 depend on ``g``. For a unit cotangent (``Ones``, or an array flagged as all
@@ -30,6 +30,7 @@ from ..autograd.cotangents import InStorageOrder, Ones, gradient_values, times
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
 from ..layout.order import storage_shape
+from ..operation import _UNWRITTEN, _state, versions_of
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
 from ..tensors.tensor import Tensor, flat_values
 from ..tensors.values import (
@@ -251,8 +252,35 @@ class _Binary(Primitive):
             values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
         saved = scalar if position else _Left(scalar)
-        return cls.record_flat((tensor,), out, tensor._layout, kind, (saved, out) if cls.keeps_result else saved,
-                               values)
+        if cls.keeps_result:
+            saved = (saved, out)
+        if out.dtype is not values.dtype or not _state.enabled:
+            return cls.record_flat((tensor,), out, tensor._layout, kind, saved, values)
+        # ``record_flat``'s Float32 case inlined (once per ``x * 2.0``); tests/ops/test_inline_constructors.py
+        # holds the two alike.
+        layout = tensor._layout
+        result = object.__new__(Tensor)
+        result._carrier_tuple = None
+        result._raw = out
+        result._kind = kind
+        result._layout = layout
+        result._offset = 0
+        result._dtype = _FLOAT32
+        result._grad = None
+        result._retains_grad = False
+        result._blocks = None
+        node = object.__new__(cls)
+        node._inputs = (tensor,)
+        node._released = False
+        node._result_layout = layout
+        node._result_state = None
+        node.place = kind
+        node.saved = saved
+        node.wanted = None
+        node.flat = True
+        node._versions = _UNWRITTEN if tensor._raw is not None else versions_of((tensor,))
+        result._ctx = node
+        return result
 
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
