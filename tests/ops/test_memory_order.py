@@ -167,3 +167,38 @@ def test_lined_up_shapes():
     canonical = sw.Layout.canonical(sw.Shape([2, 3, 4]))
     assert lined_up_shape(sw.Layout.canonical(sw.Shape([2, 1, 4])), canonical) == (4, 1, 2)
     assert lined_up_shape(row_major((2, 1, 4)), canonical) is None
+
+
+
+ALL_CARRIERS = sw.testing.available_carriers()
+
+
+@pytest.mark.parametrize("where", ALL_CARRIERS)
+@pytest.mark.parametrize("order", ["canonical", "row-major"])
+@pytest.mark.parametrize("shapes", [((3, 3), (3,)), ((3,), (3, 3)), ((2, 3, 3), (3,)), ((2, 3, 4), (4, 2))],
+                         ids=["square @ vector", "vector @ square", "batch @ vector", "batch @ matrix"])
+def test_matmul_beyond_two_modes_reads_either_storage_order(where, order, shapes):
+    # Square operands tell the orders apart: read in the wrong one, a square matrix is its transpose.
+    torch = pytest.importorskip("torch")  # the reference: torch.autograd in float64
+    rng = np.random.default_rng(11)
+    a0, b0 = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    g0 = rng.standard_normal(np.matmul(a0, b0).shape).astype(np.float32)
+
+    def leaf(values):
+        if order == "row-major":  # a C-ordered native array of the carrier's library, wrapped as is
+            return sw.tensor(sw.tensor(values.copy(), carrier=where).to_array()) if where != "numpy" \
+                else sw.tensor(values.copy())
+        return sw.tensor(values.tolist(), carrier=where)  # lists give canonical (first-mode-fastest) storage
+
+    a, b = leaf(a0), leaf(b0)
+    out = sw.array_api.matmul(a, b)
+    cotangent = sw.zeros(out.shape, carrier=where, layout=out.layout)
+    cotangent[...] = sw.tensor(g0.tolist(), carrier=where)
+    ga, gb = sw.grad(out, [a, b], cotangent)
+
+    ta, tb = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (a0, b0))
+    want = ta @ tb
+    want_a, want_b = torch.autograd.grad(want, [ta, tb], torch.tensor(g0, dtype=torch.float64))
+    np.testing.assert_allclose(out.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ga.numpy(), want_a.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gb.numpy(), want_b.numpy(), rtol=1e-4, atol=1e-4)

@@ -17,7 +17,7 @@ from ..layout import Layout
 from ..layout.order import storage_perm, storage_shape
 from ..tensors.broadcasting import broadcast_modes, sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
-from ..tensors.values import cast_values, mode_operand, operand, place, reshaped, wrap
+from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, place, reshaped, wrap
 from ._primitive import Primitive
 from ._storage import flat_capable, storage_flat
 
@@ -26,7 +26,16 @@ __all__ = ["matmul", "tensordot"]
 
 def _mode_array(tensor: Tensor, kind) -> Any:
     """Natural-order array with one axis per top-level mode."""
-    return _modes_view(operand(tensor, kind), tensor._layout, kind.namespace)
+    layout = tensor._layout
+    sizes = layout.mode_sizes
+    rank = len(sizes)
+    if rank > 1 and len(layout.rev_leaf_shape) == rank and storage_perm(layout) == tuple(range(rank - 1, -1, -1)):
+        carrier = dense_carrier(tensor, kind)
+        if carrier is not None:
+            # Row-major storage (a wrapped C-ordered array): its buffer in the natural shape, with no
+            # pair of transposes (on Dask the chunks the user made, with no alias task per chunk).
+            return carrier.shaped(sizes)
+    return _modes_view(operand(tensor, kind), layout, kind.namespace)
 
 
 def _both(read, a: Tensor, b: Tensor, kind) -> tuple[Any, Any]:
