@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _indexing
 from .base import Carrier, LibraryCarrier
+from .generic import finish_read
 
 __all__ = ["DaskCarrier", "compute_arrays"]
 
@@ -51,19 +52,6 @@ def _check_known_chunks(x):
 def _shallow(x):
     """A new Array object over the same graph, so a setitem on it leaves ``x`` alone."""
     return da.Array(x.dask, x.name, x.chunks, meta=x._meta)
-
-
-def _rest_of_plan(a, plan, rs):
-    """``plan``'s read after its first step, the reshape of the whole buffer to ``a``'s shape."""
-    if plan.index is not None:
-        a = a[plan.index]
-    if plan.perm is not None:
-        a = da.transpose(a, plan.perm)
-    if plan.shape1 is not None:
-        a = da.reshape(a, plan.shape1)
-    if plan.bcast:
-        a = da.broadcast_to(a, rs)
-    return a
 
 
 def _broadcast_block(like, value):
@@ -178,7 +166,7 @@ class DaskCarrier(LibraryCarrier):
             plan = _indexing.view_plan(rs, rt, offset, self._size)
             if plan is not None and plan.start == 0 and plan.stop == self._size \
                     and plan.dims == tuple(shaped.shape):
-                return _rest_of_plan(shaped, plan, rs)
+                return finish_read(self._xp, shaped, plan, rs)
         return self._gather_view(rs, rt, offset)
 
     def _index(self, rs, rt, offset):

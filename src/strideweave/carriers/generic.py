@@ -26,7 +26,7 @@ from xxhash import xxh3_128_intdigest
 
 from . import _indexing
 
-__all__ = ["GenericHooks", "read_through"]
+__all__ = ["GenericHooks", "finish_read", "read_through"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -211,6 +211,11 @@ def read_through(xp, buffer, plan, rs, size, native, device):
     a = buffer[plan.start:plan.stop]
     if plan.dims is not None:
         a = xp.reshape(a, plan.dims)
+    return finish_read(xp, a, plan, rs)
+
+
+def finish_read(xp, a, plan, rs):
+    """``plan``'s steps after the reshape to ``plan.dims``, on ``a`` of that shape: a rev array of shape ``rs``."""
     if plan.index is not None:
         a = a[plan.index]
     if plan.perm is not None:
