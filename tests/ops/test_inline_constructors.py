@@ -1,7 +1,7 @@
 """Hot paths that build objects inline must stay what the general constructors build.
 
-``Primitive.record_flat`` builds its result Tensor as ``Tensor._from_raw`` does,
-``_Binary.with_scalar`` records what ``record_flat`` records, and
+``_Binary.with_scalar`` (the operators' scalar hot path) builds its result
+Tensor as ``Tensor._from_raw`` does and records what ``record_flat`` records, and
 ``Primitive.__new__`` sets the fields ``Operation.__new__`` sets.
 """
 
@@ -21,16 +21,16 @@ def _state(t):
 @pytest.mark.parametrize("grad_mode", [True, False])
 @pytest.mark.parametrize("op, recordable", [(lambda x: x * 2.0, True), (lambda x: x < 2.0, False)],
                          ids=["float32 result", "bool result"])
-def test_record_flat_result_matches_from_raw(grad_mode, op, recordable):
+def test_the_scalar_hot_path_result_matches_from_raw(grad_mode, op, recordable):
     values = np.arange(6, dtype=np.float32)
     x = sw.tensor(values)
     previous = sw.is_grad_enabled()
     sw.set_grad_enabled(grad_mode)
     try:
-        y = op(x)  # the scalar hot path: ``record_flat``
+        y = op(x)  # the scalar hot path: ``with_scalar``, inline for a Float32 result
     finally:
         sw.set_grad_enabled(previous)
-    assert y._raw is not None, "the elementwise hot path no longer reaches record_flat"
+    assert y._raw is not None, "the elementwise hot path no longer makes a lazy result"
     expected = Tensor._from_raw(y._raw, y._layout, y._kind, y._dtype)
     got, want = _state(y), _state(expected)
     recorded = grad_mode and recordable

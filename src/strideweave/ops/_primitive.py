@@ -77,20 +77,8 @@ class Primitive(Operation):
         if values is None:
             values = flat_values(first)
         dtype = first._dtype if native is values.dtype else kind[0]._sw_dtype_in(kind[1], native)
-        # ``Tensor._from_raw`` inlined: this runs once per elementwise operation
-        # (tests/ops/test_inline_constructors.py holds the two alike).
-        result = object.__new__(Tensor)
-        result._carrier_tuple = None
-        result._raw = out
-        result._kind = kind
-        result._layout = layout
-        result._offset = 0
-        result._dtype = dtype
-        result._grad = None
-        result._retains_grad = False
-        result._blocks = None
+        result = Tensor._from_raw(out, layout, kind, dtype)
         if dtype is not _FLOAT32 or not _state.enabled:
-            result._ctx = None
             if dtype is not _FLOAT32 and _state.enabled and dtype.kind in ("float", "complex"):
                 trace_lost_precision(cls.__name__, inputs, result)
             return result
