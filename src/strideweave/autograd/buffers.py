@@ -138,17 +138,10 @@ def detached_gradient(target: Tensor, total: Tensor, fresh: bool, batch: int | N
     be handed out without another copy when it already has the right kind.
     With ``batch``, a stacked gradient (batch stride = single-gradient cosize).
     """
-    # Slots read in place of the ``_carriers``/``namespace``/``device`` properties and
-    # ``gradient_layout``'s cached case: this runs once per .grad.
+    # Slots read in place of the ``_carriers``/``namespace``/``device`` properties: once per .grad.
     carrier = (target._carrier_tuple or target._materialize())[0]
     kind = carrier._kind or kind_of(carrier)
-    layout = target._layout
-    try:
-        injective = layout._aliasing == "injective"
-    except AttributeError:
-        injective = layout.is_injective()
-    if not injective:
-        layout = Layout.canonical(layout._shape_modes)
+    layout = gradient_layout(target)
     if batch is not None:
         layout = batched_layout(layout, batch)
     total_carrier = (total._carrier_tuple or total._materialize())[0]
