@@ -20,6 +20,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 #: (module prefix, floor), lowest floor first. A module belongs to the floor of its longest prefix.
 FLOORS = (
     ("strideweave.layout", "values"),
+    ("strideweave.errors", "values"),
     ("strideweave.dtypes", "values"),
     ("strideweave._marks", "values"),
     ("strideweave._locks", "values"),

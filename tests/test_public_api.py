@@ -19,6 +19,8 @@ PUBLIC = {
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
     "testing", "viz", "interop", "array_api", "__version__",
+    "StrideWeaveError", "InPlaceModificationError", "GraphReleasedError", "LeafWriteError", "Float32RuleError",
+    "CarrierMismatchError", "ImplicitExportError", "MissingBackendError",
     # the Array API's other functions, under the standard's names
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
     "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign", "cosh",

@@ -10,6 +10,8 @@ from . import ops
 from .autograd.functional import grad
 from .carriers import (ArrayAPICarrier, Carrier, DaskCarrier, JaxCarrier, NumpyCarrier, TorchCarrier,
                        get_default_carrier, set_default_carrier)
+from .errors import (CarrierMismatchError, Float32RuleError, GraphReleasedError, ImplicitExportError,
+                     InPlaceModificationError, LeafWriteError, MissingBackendError, StrideWeaveError)
 from .dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 from .layout import Layout, Shape, Stride
 from .operation import ExecutionOptions, Operation, is_grad_enabled, no_grad, set_grad_enabled
@@ -28,7 +30,13 @@ from . import array_api  # noqa: E402  (the standard's namespace, over the op li
 from . import _methods  # noqa: E402, F401  (attaches every operator and method to Tensor)
 from . import interop, random, testing, viz  # noqa: E402  (faces over everything above; load no backend)
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
+
+try:
+    __version__ = _version("strideweave")
+except _PackageNotFoundError:  # a source tree on sys.path without an installed distribution
+    __version__ = "0+unknown"
 
 __all__ = [
     # layouts
@@ -49,6 +57,9 @@ __all__ = [
     *_ARRAY_API_EXTRAS,
     # autograd
     "grad", "is_grad_enabled", "set_grad_enabled", "no_grad",
+    # errors
+    "StrideWeaveError", "InPlaceModificationError", "GraphReleasedError", "LeafWriteError", "Float32RuleError",
+    "CarrierMismatchError", "ImplicitExportError", "MissingBackendError",
     # tools
     "testing", "viz", "interop", "array_api", "__version__",
 ]
