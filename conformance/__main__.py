@@ -16,6 +16,7 @@ import os
 import sys
 
 from .catalogue import select
+from .inputs import DEVICES_VARIABLE, parse_devices
 from .interop import run_interop
 from .report import print_table, write_all
 from .runner import CARRIERS, condense, resolve_carriers, run, unit_count
@@ -34,6 +35,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table; failures only")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="worker processes (default: %(default)s)")
+    parser.add_argument("--devices", default=None,
+                        help="where each carrier's Tensors live, e.g. torch=cuda,jax=gpu (default: each "
+                             "carrier's default device)")
     parser.add_argument("--list", action="store_true", help="list the selected cases and their layouts, then exit")
     return parser.parse_args(argv)
 
@@ -46,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"conformance: {exc}", file=sys.stderr)
         return 2
+    try:
+        parse_devices(args.devices)
+    except ValueError as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return 2
+    if args.devices:
+        os.environ[DEVICES_VARIABLE] = args.devices
     cases = select(args.cases)
     if not cases:
         print(f"conformance: no case matches {args.cases!r}", file=sys.stderr)

@@ -20,6 +20,7 @@ same logical values.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -29,7 +30,8 @@ import numpy as np
 import strideweave as sw
 
 __all__ = ["InputSpec", "PreparedInput", "VARIANTS", "prepare_inputs", "variant_applies",
-           "logical_offsets", "tensor_from_logical", "storage_bound"]
+           "logical_offsets", "tensor_from_logical", "storage_bound",
+           "carrier_device", "parse_devices", "DEVICES_VARIABLE"]
 
 VARIANTS = ("canonical", "transposed", "holes", "broadcast", "nested")
 
@@ -90,7 +92,8 @@ class PreparedInput:
 
     def tensor(self, carrier: Any) -> sw.Tensor:
         """A leaf Tensor on ``carrier`` viewing this storage through the layout."""
-        return sw.Tensor.from_storage(self.storage, self.layout, offset=self.offset, carrier=carrier)
+        return sw.Tensor.from_storage(self.storage, self.layout, offset=self.offset, carrier=carrier,
+                                      device=carrier_device(carrier))
 
 
 # ----- layout helpers ---------------------------------------------------------------
@@ -209,4 +212,27 @@ def tensor_from_logical(values: np.ndarray, layout: sw.Layout, carrier: Any) -> 
     """A Tensor on ``carrier`` in ``layout`` (injective) holding logical ``values``."""
     storage = np.zeros(max(layout.cosize, 1), dtype=np.float32)
     storage[logical_offsets(layout)] = np.asarray(values, dtype=np.float32).reshape(layout.mode_sizes)
-    return sw.Tensor.from_storage(storage, layout, carrier=carrier)
+    return sw.Tensor.from_storage(storage, layout, carrier=carrier, device=carrier_device(carrier))
+
+
+#: where ``python -m conformance --devices torch=cuda,jax=gpu`` puts each carrier's Tensors; an
+#: environment variable, so that the worker processes of ``--jobs`` read the same choice
+DEVICES_VARIABLE = "STRIDEWEAVE_CONFORMANCE_DEVICES"
+
+
+def parse_devices(text: str | None) -> dict[str, str]:
+    """``"torch=cuda,jax=gpu"`` -> ``{"torch": "cuda", "jax": "gpu"}`` (``ValueError`` for a malformed entry)."""
+    out = {}
+    for entry in filter(None, (text or "").split(",")):
+        carrier, sep, device = entry.partition("=")
+        if not sep or not carrier or not device:
+            raise ValueError(f"--devices entry {entry!r} is not of the form carrier=device (e.g. torch=cuda)")
+        out[carrier.strip()] = device.strip()
+    return out
+
+
+def carrier_device(carrier: Any) -> Any:
+    """The device chosen for ``carrier`` by ``--devices`` (None: the carrier's default device)."""
+    if not isinstance(carrier, str):
+        return None
+    return parse_devices(os.environ.get(DEVICES_VARIABLE)).get(carrier)
