@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..ops._natural import natural_op
 from ..ops.arrays import _run
 from ..tensors.broadcasting import sum_to
@@ -101,8 +103,9 @@ def _binary(name: str, d_first, d_second):
     def vjp(xp, g, kept, a, b):
         shape = tuple(g.shape)
         full_a, full_b = xp.broadcast_to(a, shape), xp.broadcast_to(b, shape)
-        return (sum_to(xp, g * d_first(xp, full_a, full_b), tuple(a.shape)),
-                sum_to(xp, g * d_second(xp, full_a, full_b), tuple(b.shape)))
+        with np.errstate(divide="ignore", invalid="ignore"):  # poles give inf or NaN, as in torch
+            return (sum_to(xp, g * d_first(xp, full_a, full_b), tuple(a.shape)),
+                    sum_to(xp, g * d_second(xp, full_a, full_b), tuple(b.shape)))
 
     op_class = natural_op(name, forward, vjp)
     op_class.reads_result = False
@@ -115,14 +118,16 @@ def _binary(name: str, d_first, d_second):
     return function
 
 
-def _where_nonzero(xp, x, values):
-    return xp.where(x == 0, xp.zeros_like(values), values)
+def _log_unless_zero(log):
+    """d/dx of x log(y) (or x log1p(y)) as torch: log(y), but zero where x == 0 and the log is undefined."""
+    def derivative(xp, a, b):
+        value = getattr(xp, log)(b)
+        return xp.where((a == 0) & (b <= (0 if log == "log" else -1)), xp.zeros_like(value), value)
+    return derivative
 
 
-xlogy = _binary("xlogy", lambda xp, a, b: _where_nonzero(xp, a, xp.log(b)),
-                lambda xp, a, b: _where_nonzero(xp, a, a / b))
-xlog1py = _binary("xlog1py", lambda xp, a, b: _where_nonzero(xp, a, xp.log1p(b)),
-                  lambda xp, a, b: _where_nonzero(xp, a, a / (1 + b)))
+xlogy = _binary("xlogy", lambda xp, a, b: _log_unless_zero("log")(xp, a, b), lambda xp, a, b: a / b)
+xlog1py = _binary("xlog1py", lambda xp, a, b: _log_unless_zero("log1p")(xp, a, b), lambda xp, a, b: a / (1 + b))
 
 
 def _zero_where(xp, condition, values):

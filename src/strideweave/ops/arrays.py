@@ -11,8 +11,11 @@ are never differentiable. The set functions (``unique_*``) are in ``sets``.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
+
+import numpy as np
 
 from ..carriers import default_int, transfer
 from ..layout.order import row_major
@@ -536,7 +539,9 @@ def _moments(xp, a, axes, correction):
     for ax in axes:
         count *= a.shape[ax]
     centred = a - xp.mean(a, axis=axes, keepdims=True)
-    return centred, xp.sum(centred * centred, axis=axes, keepdims=True) / (count - correction), count - correction
+    # Past the count the divisor is 0, as in torch and NumPy (NaN or inf); the VJP keeps the signed one.
+    squares = xp.sum(centred * centred, axis=axes, keepdims=True)
+    return centred, squares / max(count - correction, 0), count - correction
 
 
 def _var_forward(xp, a, *, axes, correction, keepdims, root):
@@ -549,8 +554,12 @@ def _var_forward(xp, a, *, axes, correction, keepdims, root):
 def _var_vjp(xp, g, kept, *, axes, correction, keepdims, root):
     centred, out, dof = kept
     g = xp.reshape(g, out.shape)  # reduced axes back as extent 1
-    # d var = 2 (x - mean) / dof; d std = d var / (2 std)
-    return (g * centred / (dof * out) if root else g * (2 * centred) / dof,)
+    if root:
+        # d std = d var / (2 std), and zero where std == 0 (torch's subgradient, not 0 / 0).
+        g = xp.where(out == 0, xp.zeros_like(g), g / (2 * xp.where(out == 0, xp.ones_like(out), out)))
+    # d var = 2 (x - mean) / dof
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (g * centred * (2 / dof if dof else math.inf),)
 
 
 _Var = natural_op("var", _var_forward, _var_vjp, reads_inputs=False)

@@ -83,22 +83,45 @@ def _rounding(name):
     return call
 
 
+def _pow_vjp_a(xp, g, a, b, out):
+    # d/da a**b = b a**(b-1), zero wherever b == 0 (torch): at a == 0 the product 0 * inf would be NaN.
+    if isinstance(b, (int, float)):
+        return g * 0 if b == 0 else g * b * a ** (b - 1)
+    return xp.where(b == 0, xp.zeros_like(g), g * b * a ** (b - 1))
+
+
+def _log_scalar(a: float) -> float:
+    return math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
+
+
 def _pow_vjp_b(xp, g, a, b, out):
-    # d/db a**b = a**b log a; zero for a non-positive base, as torch does at a == 0. a**b is
-    # computed again rather than read from the result, so a write into the result (``y *= x``
-    # after ``y = x ** 2``, as scipy.stats does) leaves the node exact.
+    # d/db a**b = a**b log a, as torch: zero where a == 0 and b >= 0 (a limit, not 0 * -inf), -inf where
+    # a == 0 and b < 0, NaN for a negative base (log a). a**b is computed again rather than read from
+    # the result, so a write into the result (``y *= x`` after ``y = x ** 2``, as scipy.stats does)
+    # leaves the node exact.
     power = a ** b
     if isinstance(a, (int, float)):
-        return g * power * math.log(a) if a > 0 else g * 0
-    positive = a > 0
-    return xp.where(positive, g * power * xp.log(xp.where(positive, a, xp.ones_like(a))), xp.zeros_like(g))
+        gradient = g * power * _log_scalar(a)
+        return xp.where(b >= 0, xp.zeros_like(gradient), gradient) if a == 0 else gradient
+    gradient = g * power * xp.log(a)
+    return xp.where((a == 0) & (b >= 0), xp.zeros_like(gradient), gradient)
 
 
 def _select(wins, first):
-    """maximum / minimum: the winner takes the gradient, ties split it evenly (torch)."""
+    """maximum / minimum: the loser gets no gradient, ties split it evenly, and a NaN operand passes
+    it to both (torch)."""
     def vjp(xp, g, a, b, out):
-        a_wins = wins(a, b) if first else wins(b, a)
-        return xp.where(a_wins, g, xp.where(a == b, g * 0.5, g * 0))
+        a_loses = wins(b, a) if first else wins(a, b)
+        return xp.where(a == b, g * 0.5, xp.where(a_loses, g * 0, g))
+    return vjp
+
+
+def _atan2_vjp(sign):
+    """atan2's VJPs; at (0, 0) the gradient is zero (torch), not 0 / 0."""
+    def vjp(xp, g, a, b, out):
+        radius = a * a + b * b
+        other = b if sign > 0 else -a
+        return xp.where(radius == 0, g * 0, g * other / xp.where(radius == 0, xp.ones_like(radius), radius))
     return vjp
 
 
@@ -201,9 +224,8 @@ multiply = _binary("multiply", lambda xp, a, b: a * b, vjp_a=lambda xp, g, a, b,
 divide = _binary("divide", lambda xp, a, b: a / b, vjp_a=lambda xp, g, a, b, y: g / b,
                  vjp_b=lambda xp, g, a, b, y: -g * a / (b * b), reads="own", quiet=True,
                  doc="a / b (floating-point operands)")
-power = _binary("power", lambda xp, a, b: a ** b, vjp_a=lambda xp, g, a, b, y: g * b * a ** (b - 1),
-                vjp_b=_pow_vjp_b, reads="own", quiet=True,
-                doc="a ** b; the exponent's gradient is zero where the base is not positive")
+power = _binary("power", lambda xp, a, b: a ** b, vjp_a=_pow_vjp_a, vjp_b=_pow_vjp_b, reads="own", quiet=True,
+                doc="a ** b; at a zero base the exponent's gradient is zero for b >= 0 (as in torch)")
 #: the standard's spelling of ``power``
 pow = power  # noqa: A001
 
@@ -218,8 +240,8 @@ minimum = _binary("minimum", lambda xp, a, b: _fn("minimum")(xp, a, b), vjp_a=_s
 
 # ----- binary: functions of two arguments -------------------------------------------------------------
 
-atan2 = _binary("atan2", _fn("atan2"), vjp_a=lambda xp, g, a, b, y: g * b / (a * a + b * b),
-                vjp_b=lambda xp, g, a, b, y: -g * a / (a * a + b * b), reads="own", quiet=True, dtypes="floating",
+atan2 = _binary("atan2", _fn("atan2"), vjp_a=_atan2_vjp(1), vjp_b=_atan2_vjp(-1), reads="own", quiet=True,
+                dtypes="floating",
                 doc="the angle of the point (b, a), in radians")
 hypot = _binary("hypot", _fn("hypot"), vjp_a=lambda xp, g, a, b, y: g * a / y,
                 vjp_b=lambda xp, g, a, b, y: g * b / y, reads="own out", quiet=True, dtypes="floating",

@@ -130,20 +130,36 @@ def solve(x1, x2, /, *, options=None) -> Tensor:
 
 
 def _det_forward(xp, a):
-    out = xp.linalg.det(a)
-    return out, (a, out)
+    return xp.linalg.det(a), a
+
+
+def _others_product(xp, s):
+    """For each i, the product of ``s[..., j]`` over j != i, without dividing (exact at zeros)."""
+    ones = xp.ones_like(s[..., :1])
+    before = xp.cumulative_prod(xp.concat([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(s, axis=-1)[..., :-1]], axis=-1), axis=-1), axis=-1)
+    return before * after
+
+
+def _cofactors(xp, a):
+    """The cofactor matrix of each matrix, through its SVD: defined for singular matrices too."""
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    # A = U S Vh, so cof(A) = det(U) det(Vh) U diag(products of the other singular values) Vh.
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    return sign[..., None, None] * ((u * _others_product(xp, s)[..., None, :]) @ vh)
 
 
 def _det_vjp(xp, g, kept):
-    a, d = kept
-    return ((g * d)[..., None, None] * _mT(xp, xp.linalg.inv(a)),)
+    # The cofactor matrix is det(A) A^-T where A is invertible, and stays defined where it is not
+    # (torch's rule for singular inputs): one formula for both, with no branch on the values.
+    return (g[..., None, None] * _cofactors(xp, kept),)
 
 
 _Det = natural_op("det", _det_forward, _det_vjp, reads_inputs=False)
 
 
 def det(x, /, *, options=None) -> Tensor:
-    """Determinant of each square matrix; VJP ``g det(A) A^-T`` (invertible inputs)."""
+    """Determinant of each square matrix; VJP ``g`` times the cofactor matrix (``det(A) A^-T`` when invertible)."""
     return _run(_Det, (_square(x, "det"),), options)
 
 
@@ -369,9 +385,15 @@ def _vector_norm_vjp(xp, g, kept, *, axes, keepdims, ord):
     if ord == 0:
         return (xp.zeros_like(a),)
     if math.isinf(ord):
-        # Like max / min: the elements attaining the norm share the gradient evenly.
-        hits = xp.astype(xp.abs(a) == norm, a.dtype)
+        # Like max / min: the elements attaining the norm (or NaN) share the gradient evenly.
+        magnitude = xp.abs(a)
+        hits = xp.astype((magnitude == norm) | xp.isnan(magnitude), a.dtype)
         return (g * sign * hits / xp.sum(hits, axis=axes, keepdims=True),)
+    if ord < 1:
+        # torch's rule: a zero element gets no gradient (not 0 * inf), the rest sign(a) |a|^(p-1) ||a||^(1-p).
+        zero = a == 0
+        scaled = sign * xp.where(zero, xp.zeros_like(a), xp.abs(xp.where(zero, xp.ones_like(a), a)) ** (ord - 1))
+        return (scaled * g * norm ** (1 - ord),)
     safe = xp.where(norm == 0, xp.ones_like(norm), norm)
     # d ||a||_p / d a = sign(a) |a|^(p-1) / ||a||^(p-1); zero where the norm is zero (torch's convention).
     scale = xp.where(norm == 0, xp.zeros_like(norm), g / safe ** (ord - 1))

@@ -199,16 +199,26 @@ class Clip(_Selecting):
         x = inputs.pop(0)
         xv = expand(operand(x, kind), x._layout.shape.modes, modes, xp)
         zero = xp.zeros_like(g)
-        keep = None
-        grads = []
+        bounds = {}
         for name, is_tensor, scalar in self.saved:
             bound = inputs.pop(0) if is_tensor else None
-            bv = expand(operand(bound, kind), bound._layout.shape.modes, modes, xp) if is_tensor \
-                else as_array_like(scalar, xv, xp)
-            beyond = xv < bv if name == "low" else xv > bv
-            keep = ~beyond if keep is None else keep & ~beyond
-            if is_tensor:
-                grads.append((bound, xp.where(beyond, g, zero)))
+            bounds[name] = (bound, expand(operand(bound, kind), bound._layout.shape.modes, modes, xp) if is_tensor
+                            else as_array_like(scalar, xv, xp))
+        # torch's clamp rule: x keeps the gradient inside [low, high], bounds included; the result is
+        # ``high`` wherever low > high, so ``low`` gets it only below a low bound that is under high.
+        keep = None
+        grads = []
+        low, high = bounds.get("low"), bounds.get("high")
+        if low is not None:
+            keep = xv >= low[1]
+        if high is not None:
+            keep = xv <= high[1] if keep is None else keep & (xv <= high[1])
+        if low is not None and low[0] is not None:
+            picked = xv < low[1] if high is None else (xv < low[1]) & (low[1] < high[1])
+            grads.append((low[0], xp.where(picked, g, zero)))
+        if high is not None and high[0] is not None:
+            picked = xv > high[1] if low is None else (xv > high[1]) | (high[1] < low[1])
+            grads.append((high[0], xp.where(picked, g, zero)))
         grad_x = xp.where(keep, g, zero) if keep is not None else g
         out = [unbroadcast(grad_x, x._layout.shape.modes, modes, xp)]
         out += [unbroadcast(gb, b._layout.shape.modes, modes, xp) for b, gb in grads]
