@@ -207,6 +207,11 @@ ROWS = [
     row("det of a stack, one singular", _det, [SINGULAR, [[2.0, 1.0], [1.0, 3.0]]], reference=_det_by_expansion,
         tolerance=1e-5),
     row("det of an invertible 3x3", _det, [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]], tolerance=1e-5),
+    row("pinv of a rank-deficient matrix", lambda xp, x: xp.linalg.pinv(x), SINGULAR, tolerance=1e-5),
+    row("svdvals with a zero singular value", lambda xp, x: xp.linalg.svdvals(x), [[3.0, 0.0], [0.0, 0.0]]),
+    *[row(f"matrix_norm ord={o} rank-deficient", lambda xp, x, o=o: xp.linalg.matrix_norm(x, ord=o),
+          [[3.0, 0.0], [0.0, 0.0]]) for o in (2, -2, "nuc")],
+    row("max with NaN", lambda xp, x: xp.max(x), [1.0, nan, 2.0]),
     row("matrix_power 0 of a singular matrix", lambda xp, x: xp.linalg.matrix_power(x, 0), SINGULAR),
     row("vecdot with zeros", lambda xp, a, b: xp.vecdot(a, b), [0.0, 0.0], [1.0, 2.0]),
     # ----- special functions at their edges
@@ -223,6 +228,13 @@ ROWS = [
         reference=lambda t, x: torch.special.expit(x)),
     row("ndtri at 0 and 1", lambda xp, x: xp.special.ndtri(x), [0.0, 1.0, 0.5],
         reference=lambda t, x: torch.special.ndtri(x)),
+    row("gammaln at poles", lambda xp, x: xp.special.gammaln(x), [0.0, -1.0, 1.0],
+        reference=lambda t, x: torch.special.gammaln(x)),
+    row("digamma at 0", lambda xp, x: xp.special.digamma(x), [0.0, 1.0],
+        reference=lambda t, x: torch.special.digamma(x)),
+    # (at -40 the Float32 rule loses 1e-5 to the cancellation in exp(-x**2 / 2 - log_ndtr(x)))
+    row("log_ndtr far out", lambda xp, x: xp.special.log_ndtr(x), [-40.0, 40.0, 0.0],
+        reference=lambda t, x: torch.special.log_ndtr(x), tolerance=5e-5),
     row("erf at overflow", lambda xp, x: xp.special.erf(x), [1000.0, 0.0], reference=lambda t, x: torch.special.erf(x)),
 ]
 

@@ -42,6 +42,8 @@ def _native(xp: Any, name: str):
 
         function = getattr(jsp, name, None)
     if function is not None:
+        if name == "digamma" and "jax" in module:
+            return _digamma_at_zero(function)
         return function
     import scipy.special as ssp
 
@@ -54,6 +56,15 @@ def _native(xp: Any, name: str):
         like = next(a for a in arrays if hasattr(a, "dtype"))
         return xp.asarray(function(*host, **kwargs), dtype=like.dtype, device=like.device)
     return on_host
+
+
+def _digamma_at_zero(digamma):
+    """JAX's digamma is NaN at 0, where SciPy's and torch's are -inf: take theirs (gammaln's gradient too)."""
+    def call(a):
+        import jax.numpy as jnp
+
+        return jnp.where(a == 0, -jnp.inf, digamma(a))
+    return call
 
 
 def _unary(name: str, derivative, *, keeps_result: bool = False):
