@@ -137,8 +137,8 @@ def _log_unless_zero(log):
     return derivative
 
 
-xlogy = _binary("xlogy", lambda xp, a, b: _log_unless_zero("log")(xp, a, b), lambda xp, a, b: a / b)
-xlog1py = _binary("xlog1py", lambda xp, a, b: _log_unless_zero("log1p")(xp, a, b), lambda xp, a, b: a / (1 + b))
+xlogy = _binary("xlogy", _log_unless_zero("log"), lambda xp, a, b: a / b)
+xlog1py = _binary("xlog1py", _log_unless_zero("log1p"), lambda xp, a, b: a / (1 + b))
 
 
 def _zero_where(xp, condition, values):

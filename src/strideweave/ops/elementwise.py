@@ -86,7 +86,7 @@ def _rounding(name):
 def _pow_vjp_a(xp, g, a, b, out):
     # d/da a**b = b a**(b-1), zero wherever b == 0 (torch): at a == 0 the product 0 * inf would be NaN.
     if isinstance(b, (int, float)):
-        return g * 0 if b == 0 else g * b * a ** (b - 1)
+        return xp.zeros_like(g) if b == 0 else g * b * a ** (b - 1)
     return xp.where(b == 0, xp.zeros_like(g), g * b * a ** (b - 1))
 
 
@@ -112,7 +112,7 @@ def _select(wins, first):
     it to both (torch)."""
     def vjp(xp, g, a, b, out):
         a_loses = wins(b, a) if first else wins(a, b)
-        return xp.where(a == b, g * 0.5, xp.where(a_loses, g * 0, g))
+        return xp.where(a == b, g * 0.5, xp.where(a_loses, xp.zeros_like(g), g))
     return vjp
 
 
@@ -121,7 +121,7 @@ def _atan2_vjp(sign):
     def vjp(xp, g, a, b, out):
         radius = a * a + b * b
         other = b if sign > 0 else -a
-        return xp.where(radius == 0, g * 0, g * other / xp.where(radius == 0, xp.ones_like(radius), radius))
+        return xp.where(radius == 0, xp.zeros_like(g), g * other / xp.where(radius == 0, xp.ones_like(radius), radius))
     return vjp
 
 
