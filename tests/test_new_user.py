@@ -282,3 +282,38 @@ def test_backward_on_a_float64_tensor_says_to_cast(carrier):
     y = sw.tensor(np.array([1.0, 2.0]), dtype=sw.DType.Float32, carrier=carrier)
     xp.sum(y * 2.0).backward()
     assert y.grad.tolist() == [2.0, 2.0]
+
+
+# ----- the README's install instructions ------------------------------------------------------------------
+
+def test_readme_says_what_the_torch_pin_does_and_how_to_get_the_cpu_wheel():
+    import pathlib
+
+    from packaging.specifiers import SpecifierSet
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    quick_start = 'pip install -q torch==2.13.0 && pip install -q -e ".[all]"'
+    assert readme.count(quick_start) == 2, "the quick-start commands (CI runs them) stay as they are"
+    assert "never resolves a CUDA build" not in readme
+    assert "pip install -q torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in readme
+    assert "CUDA build" in readme
+    # The claim the README makes about the CPU wheel: the quick start's pin accepts it, so pip keeps it.
+    assert SpecifierSet("==2.13.0").contains("2.13.0+cpu")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in (root / "docs" / "user-guide.md").read_text()
+
+
+# ----- device="cpu" ------------------------------------------------------------------------------------
+
+def test_the_string_cpu_is_numpys_and_torch_device_cpu_is_torchs():
+    torch = pytest.importorskip("torch")
+    assert type(xp.ones(2, device="cpu").carrier) is sw.NumpyCarrier
+    assert type(xp.ones(2, device=torch.device("cpu")).carrier) is sw.TorchCarrier
+    assert type(xp.asarray([1.0], device="cpu").carrier) is sw.NumpyCarrier
+    with sw.set_default_carrier("torch"):
+        assert type(xp.ones(2, device="cpu").carrier) is sw.TorchCarrier
+    if "jax" in CARRIERS:
+        with sw.set_default_carrier("jax"):
+            assert type(xp.ones(2, device="cpu").carrier) is sw.NumpyCarrier
+    text = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "array-api.md").read_text()
+    assert 'device="cpu"` and `device=torch.device("cpu")` are different requests' in text
