@@ -19,9 +19,11 @@ import numpy as np
 
 from . import _numpy_methods, array_api as xp, ops as _ops
 from .array_api import _indexing, _native_operands, _writes
+from .array_api._manipulation import inferred_shape
 from .autograd.engine import backward, backwards_traversal
 from .dtypes import DType, SimpleDType
-from .layout import Layout
+from .layout import Layout, Shape, Stride
+from .layout.order import row_major
 from .tensors import copies
 from .tensors.compute import compute
 from .tensors.creation import from_storage, from_subtensors
@@ -173,6 +175,103 @@ def _unary_method(name: str):
     return method
 
 
+def _is_dtype(value: Any) -> bool:
+    """Whether ``value`` names a dtype the NumPy or torch way (``np.float32``, ``"int32"``, ``torch.int32``)."""
+    if isinstance(value, (SimpleDType, np.dtype)) or type(value).__module__.startswith("torch"):
+        return True
+    if isinstance(value, (str, type)):
+        try:
+            np.dtype(value)
+        except TypeError:
+            return False
+        return True
+    return False
+
+
+def view(self, *shape):
+    """A view of this Tensor's storage: ``t.view(layout)``, or ``t.view(3, 2)`` in C order as torch's ``view``.
+
+    ``t.view(layout)`` reads the storage from ``t.offset`` through any
+    ``sw.Layout`` (``sw.view``). ``t.view(3, 2)`` or ``t.view((3, 2))`` (one
+    ``-1`` inferred) is torch's ``view``: the values in C order under a new
+    shape, always sharing ``t``'s storage (a write through either is seen by
+    both) and differentiable; ``ValueError`` when ``t``'s layout cannot be read
+    that way without a copy, where ``t.reshape(3, 2)`` copies. A dtype
+    (NumPy's and torch's bit reinterpretation) is refused: ``t.astype(dtype)``
+    converts values.
+    """
+    if len(shape) == 1 and isinstance(shape[0], Layout):
+        return _ops.view(self, shape[0])
+    if not shape:
+        raise TypeError("Tensor.view needs a Layout or a shape: t.view(layout), t.view(3, 2) or t.view((3, 2))")
+    if len(shape) == 1 and _is_dtype(shape[0]):
+        raise TypeError(f"Tensor.view({shape[0]!r}): StrideWeave does not reinterpret a Tensor's bits as another "
+                        f"dtype; t.astype(dtype) converts the values")
+    if len(shape) == 1 and isinstance(shape[0], Shape):
+        raise TypeError(f"Tensor.view takes a Layout or ints in C order, got {shape[0]!r}: for a hierarchical "
+                        f"shape pass a layout, t.view(sw.Layout(shape, stride))")
+    try:
+        target = tuple(operator.index(n) for n in (shape[0] if len(shape) == 1 and not isinstance(
+            shape[0], (int, np.integer)) else shape))
+    except TypeError:
+        raise TypeError(f"Tensor.view takes a Layout or a shape (ints, or one tuple of ints), got "
+                        f"{', '.join(repr(n) for n in shape)}") from None
+    target = inferred_shape(self, target, "Tensor.view", "a Tensor")
+    if target == ():
+        return xp.reshape(self, ())
+    layout = _c_order_view(self, target)
+    if layout is None:
+        order = " (column-major: StrideWeave's canonical order, first mode fastest)" \
+            if self._layout.is_canonical() and self.ndim > 1 else ""
+        raise ValueError(f"Tensor.view: a Tensor of shape {self.shape} stored through layout {self._layout}{order} "
+                         f"cannot be read in C order as shape {target} without a copy, as torch's view refuses a "
+                         f"tensor whose strides do not allow it; t.reshape{target} gives these values (a view where "
+                         f"the layout allows, else a copy), sw.reshape(t, {target}) a colexicographic view")
+    return _ops.view(self, layout)
+
+
+def _c_order_view(t: Tensor, target: tuple) -> Layout | None:
+    """The layout reading ``t``'s storage in C order as ``target``, or None where no layout can.
+
+    torch's rule (``computeStride``): runs of ``t``'s leaves that continue one
+    another contiguously merge, and each target extent must fill such a run
+    exactly, so a view exists exactly where torch's ``view`` gives one.
+    """
+    if t._blocks is not None:
+        return None
+    if t._layout.size == 0:
+        return row_major(target)
+    # C order over the top-level modes, each nested mode read colexicographically (as to_array
+    # flattens it): leaves slowest first.
+    layout = t._layout
+    extents, strides = [], []
+    for k in range(layout.rank):
+        mode = layout[k]
+        extents += mode.leaf_shape[::-1]
+        strides += mode.leaf_stride[::-1]
+    out = [0] * len(target)
+    if not extents:  # a 0-d Tensor: every target extent is 1
+        return Layout(Shape(target), Stride(tuple(out)))
+    view_d = len(target) - 1
+    base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(extents) - 1, -1, -1):
+        tensor_numel *= extents[d]
+        if d == 0 or (extents[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or target[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= target[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base = strides[d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return Layout(Shape(target), Stride(tuple(out)))
+
+
 def _attach_native() -> None:
     for name in _UNARY_METHODS:
         setattr(Tensor, name, _unary_method(name))
@@ -184,7 +283,7 @@ def _attach_native() -> None:
     Tensor.clip = lambda self, min=None, max=None: _ops.clip(self, min, max)  # noqa: A002
     Tensor.maximum = lambda self, other: _ops.maximum(self, other)
     Tensor.minimum = lambda self, other: _ops.minimum(self, other)
-    Tensor.view = lambda self, layout: _ops.view(self, layout)
+    Tensor.view = view
     Tensor.broadcast_to = lambda self, shape: _ops.broadcast_to(self, shape)
     Tensor.T = property(lambda self: _ops.transpose(self))
 

@@ -85,17 +85,73 @@ def test_a_shape_difference_is_not_comparable(carrier):
         testing.compare_with_native(fn, [X], carriers=[carrier])
 
 
-def test_an_exception_is_reported_per_pairing():
+def test_a_reference_that_refuses_is_named_and_the_others_compared():
     def fn(x):
         if "jax" in type(x).__module__:
             raise RuntimeError("no JAX path")
         return x * 1.0
 
+    report = testing.compare_with_native(fn, [X], carriers=["numpy"])
+    assert report.passed and report.compared == ["torch"] and list(report.errors) == [("numpy", "torch")]
+    assert report.refused == {"jax": "raised RuntimeError: no JAX path"}
+    table = str(report)
+    assert "refused" in table and "jax refused the code under test" in table and "no JAX path" in table
+
+    # A disagreement with the reference that ran still fails, and the refusal is still said.
+    def wrong(x):
+        return fn(wrong_on_strideweave(x))
+
+    with pytest.raises(AssertionError) as err:
+        testing.compare_with_native(wrong, [X], carriers=["numpy"])
+    message = str(err.value)
+    assert "numpy vs torch: gradient of input 0" in message and "jax refused the code under test" in message
+
+
+def test_torch_refusing_an_in_place_write_is_not_called_a_difference():
+    # torch refuses an in-place write into a leaf that requires grad; StrideWeave writes the constant.
+    def fn(x):
+        x[0, 0] = 0.0
+        return x * 2.0
+
+    with pytest.raises(AssertionError) as err:
+        testing.compare_with_native(fn, [X], carriers=["numpy"], references="torch")
+    message = str(err.value)
+    assert "no reference ran the code under test" in message and "torch raised RuntimeError" in message
+    assert "in-place" in message and "differs" not in message
+
+
+def test_a_strideweave_exception_is_reported_per_pairing():
+    def fn(x):
+        if isinstance(x, sw.Tensor):
+            raise RuntimeError("no StrideWeave path")
+        return x * 1.0
+
     with pytest.raises(AssertionError) as err:
         testing.compare_with_native(fn, [X], carriers=["numpy"])
     message = str(err.value)
-    assert "numpy vs jax: jax raised RuntimeError: no JAX path" in message
-    assert "numpy vs torch" not in message
+    assert "numpy vs torch: StrideWeave raised RuntimeError: no StrideWeave path" in message
+    assert "numpy vs jax: StrideWeave raised" in message
+
+
+def test_dask_is_a_carrier_it_runs_on():
+    pytest.importorskip("dask.array")
+    import dask
+
+    w = np.array([0.5, -2.0, 1.5])
+    seen = []
+
+    def fn(x, w):
+        if isinstance(x, sw.Tensor):
+            seen.append((type(x.carrier), type(w.carrier)))
+        return softplus_norm(x, w)
+
+    with dask.config.set(scheduler="synchronous"):
+        report = testing.compare_with_native(fn, [X, w], carriers=["dask"])
+    assert seen == [(sw.DaskCarrier, sw.DaskCarrier)]
+    assert report.passed and report.carriers == ["dask"] and report.errors["dask", "torch"] < 1e-5
+    with pytest.raises(AssertionError, match="dask vs torch: gradient of input 0"):
+        with dask.config.set(scheduler="synchronous"):
+            testing.compare_with_native(wrong_on_strideweave, [X], carriers=["dask"], references="torch")
 
 
 def test_a_float64_result_is_named():

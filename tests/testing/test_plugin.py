@@ -74,3 +74,14 @@ def test_xp_fixture_restores_the_default(carrier):
     with pytest.raises(StopIteration):
         next(fixture)
     assert type(sw.zeros([1]).carrier).__name__ == "NumpyCarrier"
+
+
+def test_sw_carriers_runs_dask_when_named(tmp_path):
+    # Dask is lazy (every value read is a computation), so it runs only when named, and then as any other.
+    pytest.importorskip("dask.array")
+    done = _run(tmp_path, "--sw-carriers", "numpy,dask", "-k", "test_xp or test_check_grad")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for test in ("test_xp", "test_check_grad"):
+        assert f"{test}[numpy] PASSED" in done.stdout and f"{test}[dask] PASSED" in done.stdout, done.stdout
+    default = _run(tmp_path, "-k", "test_xp")
+    assert "test_xp[dask]" not in default.stdout, default.stdout

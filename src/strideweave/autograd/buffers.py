@@ -23,6 +23,18 @@ def _overlapping(target_layout: Layout) -> ValueError:
                       "broadcast modes do not explain (overlapping); its gradient would be under-counted")
 
 
+def not_a_tensor(what: str, value: Any) -> TypeError:
+    """The TypeError for a cotangent that is not a Tensor: its type by library, and the conversion."""
+    cls = type(value)
+    module = cls.__module__ or ""
+    if module.startswith(("jax", "jaxlib")):
+        name = "jax.Array"
+    else:
+        name = cls.__qualname__ if module == "builtins" else f"{module.split('.')[0]}.{cls.__qualname__}"
+    return TypeError(f"{what} must be a StrideWeave Tensor, got a {name}: {value!r}; convert it first, with "
+                     f"xp.asarray(g, device=t.device) (strideweave.array_api) or sw.tensor(g)")
+
+
 def validate_cotangent(target: Tensor, cotangent: Any, what: str, batch: int | None = None) -> None:
     """Check ``cotangent`` against ``target`` as the spec requires (TypeError / ValueError).
 
@@ -30,7 +42,7 @@ def validate_cotangent(target: Tensor, cotangent: Any, what: str, batch: int | N
     before the layout the unbatched rule asks for.
     """
     if not isinstance(cotangent, Tensor):
-        raise TypeError(f"{what} must be a Tensor, got {type(cotangent).__name__}: {cotangent!r}")
+        raise not_a_tensor(what, cotangent)
     target_layout = target._layout
     aliasing = target_layout.aliasing()
     if aliasing == "overlapping":

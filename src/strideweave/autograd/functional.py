@@ -7,7 +7,7 @@ from typing import Any
 from ..layout.order import batched_layout
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of, operand
-from .buffers import validate_cotangent
+from .buffers import not_a_tensor, validate_cotangent
 from .cotangents import BatchUnsupported, gradient_layout
 from .engine import (
     Traversal,
@@ -121,7 +121,7 @@ def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = Fal
     if not isinstance(output, Tensor):
         raise TypeError(f"grad: output must be a Tensor, got {type(output).__name__}: {output!r}")
     if not isinstance(cotangents, Tensor):
-        raise TypeError(f"grad: cotangents must be a Tensor, got {type(cotangents).__name__}: {cotangents!r}")
+        raise not_a_tensor("grad: cotangents", cotangents)
     output._require_differentiable("grad(output, ...)")
     for i, item in enumerate(inputs):
         if not item.is_differentiable():

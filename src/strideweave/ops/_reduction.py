@@ -22,6 +22,7 @@ from ..tensors.tensor import Tensor
 from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
 from ._args import axes as _axes, tensor as _tensor
 from ._primitive import Primitive
+from .manipulation import copy
 from ._storage import flat_capable
 
 __all__ = ["ReductionRule", "Reduction", "reduction_op"]
@@ -132,18 +133,42 @@ class Reduction(Primitive):
         return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
 
 
+class _NotGiven:
+    """The default of ``axis=``: told apart from ``axis=None`` (NumPy's every axis)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
 def reduction_op(name: str, rule: ReductionRule) -> tuple[type, Callable]:
     """The ``Reduction`` class of ``rule`` and its layout-native public function ``name(x, modes, keepdims)``."""
     op_class = type(name.title(), (Reduction,), {
         "__slots__": (), "function": name, "compute": staticmethod(rule.forward), "vjp": staticmethod(rule.vjp),
         "reads_input": "x" in rule.reads.split(), "reads_result": "out" in rule.reads.split()})
 
-    def reduce(x, modes=None, keepdims: bool = False, *, options=None) -> Tensor:
+    def reduce(x, modes=None, keepdims: bool = False, *, axis=_NOT_GIVEN, options=None) -> Tensor:
         x = _tensor(x, name)
-        reduced = _axes(modes, x._layout.rank, name, "mode")
-        return op_class()(x, reduced=reduced, keepdims=keepdims, options=options)
+        if axis is _NOT_GIVEN:
+            reduced = _axes(modes, x._layout.rank, name, "mode")
+            return op_class()(x, reduced=reduced, keepdims=keepdims, options=options)
+        if modes is not None:
+            raise TypeError(f"{name}() got modes={modes!r} and axis={axis!r}: modes= is StrideWeave's keyword, "
+                            f"axis= NumPy's; give one")
+        # NumPy's keyword gets NumPy's result, as xp.{name} and t.{name}() give it: the axes are the
+        # top-level modes, and reducing every one without keepdims is 0-d.
+        reduced = _axes(axis, x._layout.rank, name, "axis", scalar=True)
+        if not reduced:
+            return copy(x)
+        return op_class()(x, reduced=reduced, keepdims=keepdims, zero_d=True, options=options)
 
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"{rule.doc} over the top-level ``modes`` (None: all). Reduced modes are removed, or kept "
-                      "with extent 1 when ``keepdims``; reducing every mode gives layout (1):(1).")
+                      "with extent 1 when ``keepdims``; reducing every mode gives layout (1):(1).\n\n"
+                      "``axis=`` is NumPy's keyword for the same modes, with NumPy's result: reducing every "
+                      f"axis (``axis=None``) gives a 0-d Tensor, as ``xp.{name}`` and ``t.{name}()`` do.")
     return op_class, reduce

@@ -56,8 +56,12 @@ def broadcast_modes(a: tuple, b: tuple) -> tuple:
         elif x == 1:
             out.append(y)
         else:
-            raise ValueError(f"shapes {_mode_str(a)} and {_mode_str(b)} do not broadcast: mode {x} against {y} "
-                             "(a nested mode broadcasts only against an equal nested mode or an extent-1 leaf)")
+            if isinstance(x, int) and isinstance(y, int):
+                raise ValueError(f"shapes {_mode_str(a)} and {_mode_str(b)} do not broadcast: extent {x} against "
+                                 f"{y} (aligned from the right, extents must be equal or 1)")
+            raise ValueError(f"shapes {_mode_str(a)} and {_mode_str(b)} do not broadcast: mode {_mode_str(x)} "
+                             f"against {_mode_str(y)} (a nested mode broadcasts only against an equal nested mode "
+                             "or an extent-1 leaf)")
     return tuple(out)
 
 

@@ -160,14 +160,22 @@ def _laid_out(array: Any) -> Tensor:
     return Tensor._make(carrier, row_major(tuple(int(e) for e in array.shape)), 0)
 
 
-def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, device: Any = None) -> Tensor:
+def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, device: Any = None,
+           requires_grad: Any = None) -> Tensor:
     """A Tensor from nested Python lists / scalars or a native array.
 
     ``data[i][j]`` is the value at coordinate ``(i, j)``. Python floats give
     Float32, ints Int32, bools Bool; a native array keeps its dtype and is
     wrapped without copying where its strides allow, unless ``carrier``
     names another carrier (then the values are copied there).
+    ``requires_grad`` is torch's switch, which StrideWeave has no use for
+    (every Float32 Tensor is differentiable): any value raises ``TypeError``.
     """
+    if requires_grad is not None:
+        raise TypeError(f"tensor() got an unexpected keyword argument 'requires_grad' (requires_grad="
+                        f"{requires_grad!r}): in StrideWeave every Float32 Tensor is differentiable and no other "
+                        f"is, so sw.tensor(data, dtype=sw.DType.Float32) is a leaf whose .grad backward fills; "
+                        f"run code under `with sw.no_grad():`, or use t.detach(), to keep it out of the graph")
     if isinstance(data, Tensor):
         data = data.to_array()
     try:

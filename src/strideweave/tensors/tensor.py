@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from typing import Any, Sequence
 
@@ -206,7 +207,10 @@ class Tensor:
     ndim = rank
 
     def __len__(self) -> int:
-        return self._layout.mode_sizes[0]
+        sizes = self._layout.mode_sizes
+        if not sizes:
+            raise TypeError("len() of unsized object (a 0-d Tensor)")
+        return sizes[0]
 
     # -- autograd surface (spec) ---------------------------------------------------------------
     def is_differentiable(self) -> bool:
@@ -219,13 +223,24 @@ class Tensor:
             cause = "" if origin is None else (
                 f"; it was computed from a Float32 Tensor that {origin}, and only Float32 is differentiable: "
                 "keep that computation in float32 to differentiate through it")
+            if origin is None and self._dtype in (DType.Float64, DType.Float16):
+                cause = ("; only Float32 is differentiable: make the Tensors it is computed from Float32 where "
+                         "they are made, sw.tensor(a, dtype=sw.DType.Float32) or xp.asarray(a, dtype=xp.float32) "
+                         "(a NumPy array is float64 unless told otherwise, and a wrapped array keeps its dtype), "
+                         "or cast a leaf with xp.astype(x, xp.float32)")
             raise RuntimeError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}{cause}")
 
     @property
     def grad(self) -> "Tensor | None":
-        """Accumulated gradient (None until a traversal or a caller sets one)."""
+        """Accumulated gradient (None until a traversal or a caller sets one).
+
+        Reading it on a result that does not retain its gradient warns, as
+        torch does: a traversal never fills it (``retain_grad()`` asks it to).
+        """
         if self._dtype is not _FLOAT32:  # (the test inlined: read once per parameter and step)
             self._require_differentiable("reading .grad")
+        if self._ctx is not None and self._grad is None and not self._retains_grad:
+            _warn_non_leaf_grad(self)
         return self._grad
 
     @grad.setter
@@ -263,6 +278,21 @@ class Tensor:
         """Keep (or stop keeping) this Tensor's own gradient in ``.grad`` during traversals."""
         self._require_differentiable("retain_grad()")
         self._retains_grad = bool(retain)
+
+    # torch's switches: StrideWeave has none (the dtype decides), so say what it has instead.
+    @property
+    def requires_grad(self):
+        """Not a StrideWeave attribute: ``AttributeError`` explaining the model (``is_differentiable()``)."""
+        raise AttributeError(_no_requires_grad("requires_grad", "t.requires_grad", self))
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        raise AttributeError(_no_requires_grad("requires_grad", f"t.requires_grad = {value!r}", self))
+
+    @property
+    def requires_grad_(self):
+        """Not a StrideWeave method: ``AttributeError`` explaining the model (``is_differentiable()``)."""
+        raise AttributeError(_no_requires_grad("requires_grad_", "t.requires_grad_()", self))
 
     # -- values --------------------------------------------------------------------------------
     def rev_array(self) -> Any:
@@ -339,6 +369,24 @@ class Tensor:
     # module never imports the op library.
     __hash__ = object.__hash__
 
+
+
+def _no_requires_grad(name: str, what: str, tensor: Tensor) -> str:
+    state = "is" if tensor._dtype is _FLOAT32 else f"is not (it is {tensor._dtype!r})"
+    return (f"'Tensor' object has no attribute '{name}' ({what}): in StrideWeave every Float32 Tensor is "
+            f"differentiable and no other is, so there is nothing to switch on; this one {state}, as "
+            f"t.is_differentiable() says. To keep a computation out of the graph, run it under "
+            f"`with sw.no_grad():`, or use t.detach() for a Tensor with the values and no history")
+
+
+def _warn_non_leaf_grad(tensor: Tensor) -> None:
+    warnings.warn(
+        f"The .grad attribute of a Tensor that is not a leaf is being read (it is the result of "
+        f"{type(tensor._ctx).__name__}); backward does not fill it, so it is None. Call t.retain_grad() before "
+        f"backward to keep this Tensor's gradient. If it is meant to be a parameter, make it a leaf: an "
+        f"initialisation such as `w = sw.random.normal(shape, seed=0) * s` makes w the result of a "
+        f"multiplication; run it under `with sw.no_grad():` or detach it (`w = (...).detach()`)",
+        UserWarning, stacklevel=3)
 
 
 def blocks_rev_array(t: Tensor, kind: Any = None) -> Any:

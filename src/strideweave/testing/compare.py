@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import array_api as xp
+from ..carriers import resolve
 from ..tensors.tensor import Tensor
 from ._carriers import _carrier_label, _carrier_list
 
@@ -37,7 +38,10 @@ class NativeComparison:
     ``ratios`` the worst ``|got - want| / (atol + rtol * |want|)`` (above 1
     fails), ``worst`` says where it is, ``problems`` holds what could not be
     compared (a raised exception, a shape or dtype that differs).
-    ``str(report)`` is the table.
+    ``refused[reference]`` is the exception of a reference that refused the
+    code under test (torch's in-place rule, JAX's immutable arrays): that
+    column is left out of the comparison, not failed. ``str(report)`` is the
+    table.
     """
 
     carriers: list = field(default_factory=list)
@@ -48,6 +52,7 @@ class NativeComparison:
     ratios: dict = field(default_factory=dict)
     worst: dict = field(default_factory=dict)
     problems: dict = field(default_factory=dict)
+    refused: dict = field(default_factory=dict)
 
     def failed(self) -> list:
         """The (carrier, reference) pairs outside tolerance or not comparable, in table order."""
@@ -55,12 +60,21 @@ class NativeComparison:
                 if (c, r) in self.problems or self.ratios.get((c, r), 0.0) > 1.0]
 
     @property
+    def compared(self) -> list:
+        """The references that ran the code under test (those StrideWeave was compared with)."""
+        return [r for r in self.references if r not in self.refused]
+
+    @property
     def passed(self) -> bool:
-        return not self.failed()
+        """Every reference that ran agrees on every carrier, and at least one ran."""
+        return bool(self.compared) and not self.failed()
 
     def cell(self, carrier: str, reference: str) -> str:
-        """One table cell: the worst absolute error, ``FAIL`` beyond tolerance, ``ERROR`` when not comparable."""
+        """One table cell: the worst absolute error, ``FAIL`` beyond tolerance, ``ERROR`` when not comparable,
+        ``refused`` when the reference refused the code under test."""
         key = (carrier, reference)
+        if reference in self.refused:
+            return "refused"
         if key in self.problems:
             return "ERROR"
         text = f"{self.errors[key]:.1e}"
@@ -78,6 +92,8 @@ class NativeComparison:
             lines.append(c.ljust(width) + "".join(f"{cells[c, r]:>{col}s}" for r in self.references))
         for c, r in self.failed():
             lines.append(f"  {c} vs {r}: {self.problems.get((c, r)) or self.worst[c, r]}")
+        for r, why in self.refused.items():
+            lines.append(f"  {r} refused the code under test, so StrideWeave was not compared with it: {why}")
         return "\n".join(lines)
 
     __str__ = table
@@ -144,6 +160,8 @@ def _cotangents(given: Any, shapes: list) -> list:
 
 
 def _run_strideweave(fn, hosts, args, cotangent, carrier):
+    # The resolved kind, not the spec: ``device=`` names only the eager carriers, a kind every one (dask too).
+    carrier = resolve(carrier)
     call, leaves = [], []
     for host, arg in zip(hosts, args):
         if host is None:
@@ -278,7 +296,11 @@ def compare_with_native(fn: Callable, inputs: Sequence[Any], *, carriers: Any = 
     fixed random one. Returns a :class:`NativeComparison`, whose ``str`` is
     the carrier x reference table of worst errors; raises ``AssertionError``
     with that table when an element is beyond ``atol + rtol * |reference|``
-    or a run cannot be compared (an exception, a shape that differs).
+    or a run cannot be compared (an exception, a shape that differs). A
+    reference that raises (torch refuses an in-place write into a leaf that
+    requires grad, JAX any write) is reported as refused and left out: the
+    comparison is with the references that ran, and ``AssertionError`` says
+    so when none did.
     """
     if isinstance(inputs, (Tensor, np.ndarray)) or not isinstance(inputs, (list, tuple)):
         raise TypeError(f"compare_with_native: inputs must be a list or tuple of positional arguments, got "
@@ -306,8 +328,11 @@ def compare_with_native(fn: Callable, inputs: Sequence[Any], *, carriers: Any = 
             wanted[name] = _RUNNERS[name](fn, hosts, inputs, cotangent)
         except _CotangentError:
             raise
-        except Exception as error:  # reported in the table, then raised as AssertionError below
-            wanted[name] = error
+        except Exception as error:  # a reference that refuses fn is left out of the comparison, and said so
+            report.refused[name] = _describe(error)
+    if not wanted:
+        raise AssertionError("compare_with_native: no reference ran the code under test, so nothing was "
+                             "compared; " + "; ".join(f"{r} {why}" for r, why in report.refused.items()))
     for spec, label in zip(specs, report.carriers):
         try:
             got = _run_strideweave(fn, hosts, inputs, cotangent, spec)
@@ -315,12 +340,10 @@ def compare_with_native(fn: Callable, inputs: Sequence[Any], *, carriers: Any = 
             raise
         except Exception as error:
             got = error
-        for name in references:
+        for name in wanted:
             key = (label, name)
             if isinstance(got, Exception):
                 report.problems[key] = "StrideWeave " + _describe(got)
-            elif isinstance(wanted[name], Exception):
-                report.problems[key] = f"{name} " + _describe(wanted[name])
             else:
                 _judge(report, key, got, wanted[name])
     if not report.passed:

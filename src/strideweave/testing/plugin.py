@@ -7,7 +7,7 @@ the way SciPy and array-api-extra parametrise their suites over array
 libraries:
 
 - ``sw_carrier``: the carrier name (``"numpy"``, ``"torch"``, ``"jax"``,
-  ``"array_api_strict"``); the test id shows it;
+  ``"array_api_strict"``, and ``"dask"`` when asked for); the test id shows it;
 - ``xp``: the ``strideweave.array_api`` namespace on that carrier: it is
   the default carrier for the test's duration (``xp.zeros``, ``xp.arange``
   ... create Tensors there), and ``xp.asarray`` without ``device=`` puts
@@ -19,7 +19,9 @@ libraries:
   whichever of torch and JAX is installed (the test is skipped when
   neither is) and returns its report.
 
-``--sw-carriers numpy,torch`` narrows the carriers.
+``--sw-carriers numpy,torch`` narrows the carriers. Dask (``"dask"``), a lazy
+carrier whose every value read is a computation, runs only when named:
+``--sw-carriers numpy,dask``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import types
 import pytest
 
 from .. import array_api as namespace
-from ..carriers import set_default_carrier
+from ..carriers import resolve, set_default_carrier
 from ._carriers import available_carriers
 from .compare import compare_with_native
 
@@ -44,15 +46,15 @@ def pytest_addoption(parser):
     group = parser.getgroup("strideweave")
     group.addoption("--sw-carriers", default=None, metavar="NAMES",
                     help="comma-separated StrideWeave carriers for the xp / check_grad fixtures "
-                         "(default: every installed one)")
+                         "(default: every installed eager one; name dask to add it)")
 
 
 def _carriers(config) -> list[str]:
-    installed = available_carriers()
     chosen = config.getoption("--sw-carriers", default=None)
     if not chosen:
-        return installed
+        return available_carriers()
     names = [n.strip() for n in chosen.split(",") if n.strip()]
+    installed = available_carriers(lazy=True)  # a lazy carrier (dask) joins when it is named
     missing = [n for n in names if n not in installed]
     if missing:
         raise pytest.UsageError(f"--sw-carriers: {', '.join(missing)} not among the installed carriers "
@@ -85,13 +87,16 @@ class CarrierNamespace(types.ModuleType):
         super().__init__(namespace.__name__, namespace.__doc__)
         self._namespace = namespace
         self.carrier = carrier
+        # The resolved kind, not the name: ``device=`` takes the eager carriers' names only,
+        # and a kind reaches every carrier (dask included).
+        self._kind = resolve(carrier)
 
     def __getattr__(self, name):
         return getattr(self._namespace, name)
 
     def asarray(self, obj, /, *, dtype=None, device=None, copy=None):
         """``strideweave.array_api.asarray`` with ``device`` defaulting to this namespace's carrier."""
-        return self._namespace.asarray(obj, dtype=dtype, device=self.carrier if device is None else device,
+        return self._namespace.asarray(obj, dtype=dtype, device=self._kind if device is None else device,
                                        copy=copy)
 
     def __repr__(self):
