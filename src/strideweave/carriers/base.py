@@ -73,6 +73,9 @@ class Carrier(GenericHooks):
     native_methods = False
     #: whether N-D results are kept unflattened (``_adopt_shaped``), for libraries whose reshape copies
     keeps_shape = False
+    #: whether a 2-D matmul over a row-major operand is computed in natural order (a row-major result;
+    #: the class then has ``flatten`` and ``unflatten`` between N-D arrays and buffers), not as a rev array
+    natural_products = False
     #: whether native arrays never change once made, so a flag on one (``mark_unit``) stays true
     immutable_arrays = False
 

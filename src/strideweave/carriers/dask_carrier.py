@@ -28,7 +28,7 @@ from . import _indexing
 from .base import Carrier, LibraryCarrier
 from .generic import finish_read
 
-__all__ = ["DaskCarrier", "compute_arrays"]
+__all__ = ["DaskCarrier", "compute_arrays", "flatten", "unflatten"]
 
 _OPTIMIZE_LAYERS = 1000
 da = None  # dask.array, set on first use (``DaskCarrier._bind``)
@@ -59,6 +59,46 @@ def _broadcast_block(like, value):
     return np.broadcast_to(value, like.shape)
 
 
+def _flat_block(blocks):
+    # The one block along each contracted trailing axis comes nested in lists (``concatenate=None``).
+    while isinstance(blocks, list):
+        blocks = blocks[0]
+    return blocks.reshape(-1)
+
+
+def _rows_block(block, tail):
+    return block.reshape((-1,) + tail)
+
+
+def flatten(x):
+    """``x`` in C order as 1-D; one blockwise task per chunk when every chunk holds whole rows.
+
+    Dask's own ``reshape`` is a materialised layer (a task per chunk that its
+    optimiser never fuses); a chunk of whole rows is a C-ordered run of the
+    buffer, so reshaping each block alone gives the same values, and as a
+    blockwise layer it fuses into its neighbours.
+    """
+    if x.ndim < 2 or any(len(c) != 1 for c in x.chunks[1:]):
+        return x.reshape((-1,))
+    inner = math.prod(x.shape[1:])
+    # Contracted trailing axes handed over as lists, not concatenated: Dask's blockwise fusion then
+    # takes the layer into its consumers (a concatenating one would be fused on its own, with an alias).
+    index = "abcdefghijklmnopqrstuvwxyz"[:x.ndim]
+    return da.blockwise(_flat_block, "a", x, index, adjust_chunks={"a": lambda c: c * inner}, dtype=x.dtype,
+                        meta=np.empty((0,), dtype=x.dtype))
+
+
+def unflatten(x, shape):
+    """The 1-D ``x`` as a C-ordered array of ``shape``, blockwise when each chunk is whole rows (``flatten``)."""
+    shape = tuple(shape)
+    inner = math.prod(shape[1:])
+    if len(shape) < 2 or x.ndim != 1 or inner == 0 or any(c % inner for c in x.chunks[0]):
+        return x.reshape(shape)
+    chunks = (tuple(c // inner for c in x.chunks[0]),) + tuple((e,) for e in shape[1:])
+    return da.map_blocks(_rows_block, x, tail=shape[1:], new_axis=list(range(1, len(shape))), chunks=chunks,
+                         dtype=x.dtype, meta=np.empty((0,) * len(shape), dtype=x.dtype))
+
+
 _flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
 
 
@@ -81,6 +121,11 @@ class DaskCarrier(LibraryCarrier):
     extra = "dask"
     array_type = "Array"
     cpu_only = True  # Dask places chunks on workers, not on devices
+    # A product over row chunks is computed in natural (row-major) order, so that it keeps the chunks
+    # of its row-major operand: stored column by column it would rechunk across them (ops/linalg.py).
+    natural_products = True
+    flatten = staticmethod(flatten)
+    unflatten = staticmethod(unflatten)
 
     @property
     def _array(self):
@@ -94,6 +139,7 @@ class DaskCarrier(LibraryCarrier):
     def _remember_shaped(self, values):
         # A shallow copy: a later setitem on the user's object must not reach the carrier.
         if values.ndim > 1 and int(values.size) == self._size:
+            self._array = flatten(values)  # the same values, as a layer Dask fuses (not a reshape's)
             self._shaped = (self._array.name, _shallow(values))
 
     def _shaped_now(self):
@@ -107,7 +153,15 @@ class DaskCarrier(LibraryCarrier):
         shaped = self._shaped_now()
         if shaped is not None and tuple(shaped.shape) == tuple(shape):
             return shaped
-        return self._array.reshape(shape)
+        return unflatten(self._array, shape)
+
+    @classmethod
+    def _adopt_shaped(cls, values, xp, device, kind=None):
+        """Adopt an N-D result whose C order is the buffer: flattened blockwise, the N-D array kept."""
+        out = cls._adopt(flatten(values), xp, device, kind)
+        if values.ndim > 1:
+            out._shaped = (out._array.name, values)
+        return out
 
     # ----- class hooks ---------------------------------------------------------
 
@@ -169,6 +223,13 @@ class DaskCarrier(LibraryCarrier):
                 return finish_read(self._xp, shaped, plan, rs)
         return self._gather_view(rs, rt, offset)
 
+    def _read_through(self, plan, rs):
+        if plan.dims is None or plan.stop > self._size:
+            return super()._read_through(plan, rs)
+        whole = plan.start == 0 and plan.stop == self._size
+        a = unflatten(self._array if whole else self._array[plan.start:plan.stop], plan.dims)
+        return finish_read(self._xp, a, plan, rs)
+
     def _index(self, rs, rt, offset):
         return self._cached(("take", rs, rt, offset),
                             lambda: _indexing.flat_index(rs, rt, offset, small=False))
@@ -212,7 +273,7 @@ class DaskCarrier(LibraryCarrier):
             shaped = da.reshape(shaped, tuple(extent for extent in rs if extent != 1))
         if plan.perm is not None:
             shaped = da.transpose(shaped, _indexing.inverse_of(plan)[0])
-        out = type(self)._adopt(da.reshape(shaped, (-1,)), self._xp, self._device, self._kind)
+        out = type(self)._adopt(flatten(shaped), self._xp, self._device, self._kind)
         if shaped.ndim > 1:
             out._shaped = (out._array.name, shaped)
         return out

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from ..autograd.cotangents import gradient_values
 from ..dtypes import result_type
 from ..layout import Layout
-from ..layout.order import storage_perm, storage_shape
+from ..layout.order import row_major, storage_perm, storage_shape
 from ..tensors.broadcasting import broadcast_modes, sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
 from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, place, reshaped, wrap
@@ -29,13 +29,22 @@ def _mode_array(tensor: Tensor, kind) -> Any:
     layout = tensor._layout
     sizes = layout.mode_sizes
     rank = len(sizes)
-    if rank > 1 and len(layout.rev_leaf_shape) == rank and storage_perm(layout) == tuple(range(rank - 1, -1, -1)):
+    if rank > 1 and len(layout.rev_leaf_shape) == rank and _c_ordered(layout, sizes):
         carrier = dense_carrier(tensor, kind)
         if carrier is not None:
             # Row-major storage (a wrapped C-ordered array): its buffer in the natural shape, with no
             # pair of transposes (on Dask the chunks the user made, with no alias task per chunk).
             return carrier.shaped(sizes)
     return _modes_view(operand(tensor, kind), layout, kind.namespace)
+
+
+def _c_ordered(layout: Layout, sizes: tuple) -> bool:
+    """Whether a dense ``layout``'s storage is its natural-order array in C order (a row-major wrap;
+    with one mode of extent > 1 the canonical layout is too)."""
+    perm = storage_perm(layout)
+    if perm is None:
+        return sum(1 for extent in sizes if extent > 1) <= 1
+    return perm == tuple(range(len(sizes) - 1, -1, -1))
 
 
 def _both(read, a: Tensor, b: Tensor, kind) -> tuple[Any, Any]:
@@ -84,6 +93,12 @@ class Matmul(Primitive):
             # Dense operands of one dtype: read as their buffers, and backward takes and returns
             # raw storage-order buffers.
             self.flat = a._dtype is b._dtype and flat_capable((a, b), kind)
+            if self.flat and kind[0].natural_products and storage_perm(a._layout) == (1, 0) \
+                    and all(type(m) is int for m in out_modes):
+                # Natural order, a row-major result: over a row-chunked ``a`` it keeps those chunks.
+                self.saved = _ROWS
+                out = _mode_array(a, kind) @ _mode_array(b, kind)
+                return Tensor._make(kind[0]._adopt_shaped(out, xp, kind[2], kind), row_major(out_modes), 0)
             if self.flat:
                 av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
                 if not kind[0].keeps_shape:
@@ -108,6 +123,8 @@ class Matmul(Primitive):
         kind = self.place
         a, b = self._inputs
         saved = self.saved
+        if saved is _ROWS:
+            return _backward_rows(self, g)
         if saved is not None and saved[0] is a and saved[1] is b:
             av, bv = saved[2], saved[3]
         else:
@@ -161,6 +178,30 @@ class Matmul(Primitive):
         return self.cotangents((None if grad_a is None else _natural_to_rev_leaves(xp, grad_a, a._layout, lead),
                                 None if grad_b is None else _natural_to_rev_leaves(xp, grad_b, b._layout, lead)),
                                batch)
+
+
+_ROWS = ("rows",)  # ``Matmul.saved`` of a product computed in natural order (``natural_products``)
+
+
+def _backward_rows(node: Matmul, g: Any) -> tuple[tuple, tuple]:
+    """``backward_flat`` of a product computed in natural order: ``g`` is the row-major result's buffer."""
+    kind = node.place
+    a, b = node._inputs
+    A, B = _mode_array(a, kind), _mode_array(b, kind)
+    G = kind[0].unflatten(g, (A.shape[0], B.shape[1]))
+    grad_a = _natural_in_storage(G @ B.T, a._layout, kind) if node.wants(0) else None
+    grad_b = _natural_in_storage(A.T @ G, b._layout, kind) if node.wants(1) else None
+    return (grad_a, grad_b), (grad_a is not None, grad_b is not None)
+
+
+def _natural_in_storage(product: Any, layout: Layout, kind) -> Any:
+    """A natural-order 2-D ``product`` as 1-D in a dense two-mode ``layout``'s storage order."""
+    perm = storage_perm(layout)
+    if perm == (1, 0):
+        return kind[0].flatten(product)
+    if perm is None:
+        return kind[0].flatten(product.T)
+    return storage_flat(reshaped(product.T, layout.rev_leaf_shape, kind), layout, kind)
 
 
 def _dense_modes(tensor: Tensor, kind) -> Any:
