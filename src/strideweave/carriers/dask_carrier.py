@@ -76,9 +76,11 @@ def flatten(x):
     Dask's own ``reshape`` is a materialised layer (a task per chunk that its
     optimiser never fuses); a chunk of whole rows is a C-ordered run of the
     buffer, so reshaping each block alone gives the same values, and as a
-    blockwise layer it fuses into its neighbours.
+    blockwise layer it fuses into its neighbours. A one-chunk array keeps
+    Dask's ``reshape`` (one task either way): see docs/scale-out.md, Limits,
+    for what more fusion costs a client that computes one graph after another.
     """
-    if x.ndim < 2 or any(len(c) != 1 for c in x.chunks[1:]):
+    if x.ndim < 2 or len(x.chunks[0]) == 1 or any(len(c) != 1 for c in x.chunks[1:]):
         return x.reshape((-1,))
     inner = math.prod(x.shape[1:])
     # Contracted trailing axes handed over as lists, not concatenated: Dask's blockwise fusion then
@@ -92,7 +94,7 @@ def unflatten(x, shape):
     """The 1-D ``x`` as a C-ordered array of ``shape``, blockwise when each chunk is whole rows (``flatten``)."""
     shape = tuple(shape)
     inner = math.prod(shape[1:])
-    if len(shape) < 2 or x.ndim != 1 or inner == 0 or any(c % inner for c in x.chunks[0]):
+    if len(shape) < 2 or x.ndim != 1 or len(x.chunks[0]) == 1 or inner == 0 or any(c % inner for c in x.chunks[0]):
         return x.reshape(shape)
     chunks = (tuple(c // inner for c in x.chunks[0]),) + tuple((e,) for e in shape[1:])
     return da.map_blocks(_rows_block, x, tail=shape[1:], new_axis=list(range(1, len(shape))), chunks=chunks,
