@@ -105,6 +105,83 @@ def test_the_optimised_graph_has_no_more_tasks_than_by_hand(workload):
     assert ours <= hand, (ours, hand)
 
 
+# ----- several output columns: X @ W with W of shape (features, k) --------------------------------------
+
+def _columns_data(k):
+    """X as in ``_data``, targets Y (n, k) in the same row chunks, and weights W (features, k), row-major."""
+    rng = da.random.default_rng(1)
+    n = CHUNKS * ROWS
+    X = rng.standard_normal((n, FEATURES), chunks=(ROWS, FEATURES), dtype=F32)
+    Y = rng.standard_normal((n, k), chunks=(ROWS, k), dtype=F32)
+    W = da.from_array(np.linspace(-0.5, 0.5, FEATURES * k, dtype=F32).reshape(FEATURES, k))
+    return X, Y, W
+
+
+def _columns_by_hand(X, Y, W):
+    return (X.T @ (X @ W - Y)) * F32(1.0 / X.shape[0])
+
+
+def _columns_strideweave(X, Y, W):
+    n = X.shape[0]
+    Xt, Yt, Wt = sw.tensor(X), sw.tensor(Y), sw.tensor(W)
+    R = Xt @ Wt - Yt
+    loss = sw.sum(R * R) * (0.5 / n)
+    loss.backward()
+    assert Wt.grad.carrier.size == W.size and Wt.grad.offset == 0 and Wt.grad.layout == Wt.layout
+    return Wt.grad
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_several_output_columns_match_the_hand_written_gradient(k):
+    X, Y, W = _columns_data(k)
+    got = _columns_strideweave(X, Y, W).numpy()
+    want = np.asarray(_columns_by_hand(X, Y, W))
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+    Xh, Yh, Wh = (np.asarray(a, dtype=np.float64) for a in (X, Y, W))
+    np.testing.assert_allclose(got, Xh.T @ (Xh @ Wh - Yh) / Xh.shape[0], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_several_output_columns_cost_no_more_tasks_than_by_hand(k):
+    X, Y, W = _columns_data(k)
+    ours = _columns_strideweave(X, Y, W).carrier.array
+    assert not [name for name in ours.__dask_graph__().layers if name.startswith("rechunk")]
+    hand = _optimised_tasks(_columns_by_hand(X, Y, W))
+    assert _optimised_tasks(ours) <= hand, (_optimised_tasks(ours), hand)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_a_product_over_row_chunks_keeps_them(k):
+    X, Y, W = _columns_data(k)
+    Z = sw.tensor(X) @ sw.tensor(W)
+    assert Z.layout == sw.Layout((X.shape[0], k), (k, 1))  # row-major, as X is
+    shaped = Z.carrier.shaped((X.shape[0], k))
+    assert shaped.chunks == ((ROWS,) * CHUNKS, (k,))
+    assert Z.carrier.array.chunks == ((ROWS * k,) * CHUNKS,)
+    np.testing.assert_allclose(Z.numpy(), np.asarray(X) @ np.asarray(W), rtol=1e-5, atol=1e-6)
+
+
+def test_a_product_with_a_transposed_operand_is_still_right():
+    # Not row-major: the rev-array route, whatever the storage.
+    X, Y, W = _columns_data(3)
+    Xt, Wt = sw.tensor(X), sw.tensor(W)
+    Z = sw.transpose(Wt) @ sw.transpose(Xt)  # (3, n)
+    sw.sum(Z * Z).backward()
+    Xh, Wh = np.asarray(X, np.float64), np.asarray(W, np.float64)
+    np.testing.assert_allclose(Z.numpy(), (Xh @ Wh).T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(Wt.grad.numpy(), 2 * Xh.T @ (Xh @ Wh), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(Xt.grad.numpy(), 2 * (Xh @ Wh) @ Wh.T, rtol=1e-4, atol=1e-4)
+
+
+def test_the_gradient_of_the_design_matrix_through_several_columns():
+    X, Y, W = _columns_data(3)
+    Xt, Wt = sw.tensor(X), sw.tensor(W)
+    R = Xt @ Wt - sw.tensor(Y)
+    sw.sum(R * R).backward()
+    Xh, Yh, Wh = (np.asarray(a, dtype=np.float64) for a in (X, Y, W))
+    np.testing.assert_allclose(Xt.grad.numpy(), 2 * (Xh @ Wh - Yh) @ Wh.T, rtol=1e-4, atol=1e-5)
+
+
 def test_a_write_through_the_buffer_is_read_back_not_the_array_it_was_wrapped_as():
     host = np.arange(12, dtype=F32).reshape(4, 3)
     x = sw.tensor(da.from_array(host, chunks=(2, 3)))
