@@ -4,11 +4,15 @@
     python -m benchmarks.distributed --elements 1e7   # a quick run
     python -m benchmarks.distributed --graph          # task counts of both graphs, nothing computed
 
-Two workloads over ``X`` (n rows x f features, row chunks) and targets ``y``:
+Workloads over ``X`` (n rows x f features, row chunks) and targets in the same row chunks:
 
 * least squares: ``loss = 0.5 / n * sum((X @ w - y) ** 2)``, gradient ``X.T @ (X @ w - y) / n``;
 * logistic regression: ``loss = mean(log(1 + exp(X @ w)) - y * (X @ w))``,
-  gradient ``X.T @ (sigmoid(X @ w) - y) / n``.
+  gradient ``X.T @ (sigmoid(X @ w) - y) / n``;
+* least squares with k = 1, 3 or 10 output columns (``least_squares_k3``...): ``W`` (f, k), ``Y`` (n, k),
+  ``loss = 0.5 / n * sum((X @ W - Y) ** 2)``, gradient ``X.T @ (X @ W - Y) / n``;
+* multinomial logistic regression over k = 10 classes (``softmax``): one-hot ``Y`` (n, k),
+  ``loss = mean(log(sum(exp(X @ W), 1)) - sum(Y * (X @ W), 1))``, gradient ``X.T @ (softmax(X @ W) - Y) / n``.
 
 Contenders: StrideWeave on the ``"dask"`` carrier (forward, ``loss.backward()``,
 ``sw.compute(w.grad)``), the same gradient written by hand in ``dask.array``,
@@ -39,7 +43,8 @@ import time
 
 import numpy as np
 
-WORKLOADS = ("least_squares", "logistic")
+WORKLOADS = ("least_squares", "logistic", "least_squares_k1", "least_squares_k3", "least_squares_k10", "softmax")
+CLASSES = 10  # of the softmax workload
 
 
 # ----- data ---------------------------------------------------------------------------------------
@@ -55,6 +60,34 @@ def make_data(n, f, rows_per_chunk, seed=0):
     return X, y, w
 
 
+def outputs(workload):
+    """The number of output columns k of a workload with a weight matrix, else None (a weight vector)."""
+    if workload == "softmax":
+        return CLASSES
+    if workload.startswith("least_squares_k"):
+        return int(workload[len("least_squares_k"):])
+    return None
+
+
+def problem(workload, X, y, w, seed=1):
+    """``(X, targets, weights)`` of a workload: ``y`` and ``w`` themselves, or Y (n, k) and W (f, k),
+    generated on the workers in X's row chunks (one-hot class labels for the softmax)."""
+    import dask.array as da
+
+    k = outputs(workload)
+    if k is None:
+        return X, y, w
+    (n, f), rows = X.shape, X.chunks[0]
+    rng = da.random.default_rng(seed)
+    if workload == "softmax":
+        labels = rng.integers(0, k, n, chunks=(rows,))
+        Y = (labels[:, None] == da.arange(k)[None, :]).astype(np.float32)
+    else:
+        Y = rng.standard_normal((n, k), chunks=(rows, (k,)), dtype=np.float32)
+    W = da.from_array(np.linspace(-0.05, 0.05, f * k, dtype=np.float32).reshape(f, k))
+    return X, Y, W
+
+
 # ----- contenders ---------------------------------------------------------------------------------
 
 def lazy_dask(workload, X, y, w):
@@ -63,10 +96,13 @@ def lazy_dask(workload, X, y, w):
 
     n = X.shape[0]
     z = X @ w
-    if workload == "least_squares":
-        r = z - y
-    else:
+    if workload == "logistic":
         r = 1.0 / (1.0 + da.exp(-z)) - y
+    elif workload == "softmax":
+        e = da.exp(z)
+        r = e / e.sum(axis=1, keepdims=True) - y
+    else:
+        r = z - y
     return (X.T @ r) / np.float32(n)
 
 
@@ -82,11 +118,13 @@ def lazy_strideweave(workload, X, y, w):
     n = X.shape[0]
     Xt, yt, wt = sw.tensor(X), sw.tensor(y), sw.tensor(w)
     z = Xt @ wt
-    if workload == "least_squares":
+    if workload == "logistic":
+        loss = sw.mean(sw.log(1.0 + sw.exp(z)) - yt * z)
+    elif workload == "softmax":
+        loss = sw.mean(sw.log(sw.sum(sw.exp(z), modes=(1,))) - sw.sum(yt * z, modes=(1,)))
+    else:
         r = z - yt
         loss = sw.sum(r * r) * (0.5 / n)
-    else:
-        loss = sw.mean(sw.log(1.0 + sw.exp(z)) - yt * z)
     loss.backward()
     return wt.grad
 
@@ -99,23 +137,36 @@ def grad_strideweave(workload, X, y, w):
     return g.numpy()
 
 
-def graph_counts(array):
-    """Tasks and layers of a lazy array's graph, and its tasks after Dask's optimisation."""
+def graph_counts(array, build=None, repeats=5):
+    """Tasks and layers of a lazy array's graph, its tasks after Dask's optimisation, and the client's
+    milliseconds (median of ``repeats``) to build it (``build()``, when given) and to optimise it."""
     import dask
 
     graph = array.__dask_graph__()
     (optimised,) = dask.optimize(array)
-    return {"tasks": len(graph), "layers": len(graph.layers), "optimised_tasks": len(optimised.__dask_graph__())}
+    out = {"tasks": len(graph), "layers": len(graph.layers), "optimised_tasks": len(optimised.__dask_graph__())}
+    timings = {"optimise_ms": lambda: dask.optimize(array)}
+    if build is not None:
+        timings["build_ms"] = build
+    for key, fn in timings.items():
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        out[key] = statistics.median(times)
+    return out
 
 
 def graphs(workloads, X, y, w):
     """``graph_counts`` of both contenders' gradients, per workload (the window ``sw.compute`` evaluates)."""
     out = {}
     for workload in workloads:
-        g = lazy_strideweave(workload, X, y, w)
+        args = (workload, *problem(workload, X, y, w))
+        g = lazy_strideweave(*args)
         ours = g.carrier.array[g.offset:g.offset + g.layout.cosize]
-        out[workload] = {"dask.array by hand": graph_counts(lazy_dask(workload, X, y, w)),
-                         "StrideWeave (dask carrier)": graph_counts(ours)}
+        out[workload] = {"dask.array by hand": graph_counts(lazy_dask(*args), lambda: lazy_dask(*args)),
+                         "StrideWeave (dask carrier)": graph_counts(ours, lambda: lazy_strideweave(*args))}
     return out
 
 
@@ -128,9 +179,11 @@ def jax_runner(workload, X, y, w):
 
     def loss(w):
         z = Xh @ w
-        if workload == "least_squares":
-            return 0.5 * jnp.mean((z - yh) ** 2)
-        return jnp.mean(jnp.logaddexp(0.0, z) - yh * z)
+        if workload == "logistic":
+            return jnp.mean(jnp.logaddexp(0.0, z) - yh * z)
+        if workload == "softmax":
+            return jnp.mean(jax.nn.logsumexp(z, axis=1) - jnp.sum(yh * z, axis=1))
+        return 0.5 * jnp.sum((z - yh) ** 2) / z.shape[0]
 
     grad = jax.jit(jax.grad(loss))
     return lambda: np.asarray(grad(wh).block_until_ready())
@@ -204,7 +257,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5,
                         help="timed rounds per contender, the two Dask contenders alternating (default 5)")
     parser.add_argument("--no-jax", action="store_true", help="skip the single-process jax.grad contender")
-    parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads (default: both)")
+    parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads (default: all)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     parser.add_argument("--graph", action="store_true",
                         help="only count the tasks of both gradients' graphs (nothing is computed)")
@@ -234,7 +287,9 @@ def main(argv=None):
                 json.dump(results, fh, indent=2)
         return 0
     contenders = (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave))
+    data = X, y, w
     for workload in workloads:
+        X, y, w = problem(workload, *data)
         answers, peaks = {}, {}
         for name, fn in contenders:
             # Memory: a fresh cluster per contender, so each worker's sampled peak covers this contender
@@ -282,11 +337,13 @@ def main(argv=None):
 
 def graph_table(counts, chunks):
     """``graphs`` output as a Markdown table."""
-    lines = [f"| workload ({chunks} chunks) | contender | tasks | layers | tasks after optimisation |",
-             "|---|---|---:|---:|---:|"]
+    lines = [f"| workload ({chunks} chunks) | contender | tasks | layers | tasks after optimisation "
+             "| client build (ms) | optimisation (ms) |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for workload, contenders in counts.items():
         for name, c in contenders.items():
-            lines.append(f"| {workload} | {name} | {c['tasks']} | {c['layers']} | {c['optimised_tasks']} |")
+            lines.append(f"| {workload} | {name} | {c['tasks']} | {c['layers']} | {c['optimised_tasks']} "
+                         f"| {c['build_ms']:.1f} | {c['optimise_ms']:.1f} |")
     return "\n".join(lines)
 
 

@@ -86,8 +86,8 @@ def flatten(x):
     # Contracted trailing axes handed over as lists, not concatenated: Dask's blockwise fusion then
     # takes the layer into its consumers (a concatenating one would be fused on its own, with an alias).
     index = "abcdefghijklmnopqrstuvwxyz"[:x.ndim]
-    return da.blockwise(_flat_block, "a", x, index, adjust_chunks={"a": lambda c: c * inner}, dtype=x.dtype,
-                        meta=np.empty((0,), dtype=x.dtype))
+    return da.blockwise(_flat_block, "a", x, index, adjust_chunks={"a": tuple(c * inner for c in x.chunks[0])},
+                        dtype=x.dtype, meta=np.empty((0,), dtype=x.dtype), name=_name("flat_block", x.name))
 
 
 def unflatten(x, shape):
@@ -98,7 +98,16 @@ def unflatten(x, shape):
         return x.reshape(shape)
     chunks = (tuple(c // inner for c in x.chunks[0]),) + tuple((e,) for e in shape[1:])
     return da.map_blocks(_rows_block, x, tail=shape[1:], new_axis=list(range(1, len(shape))), chunks=chunks,
-                         dtype=x.dtype, meta=np.empty((0,) * len(shape), dtype=x.dtype))
+                         dtype=x.dtype, meta=np.empty((0,) * len(shape), dtype=x.dtype),
+                         name=_name("rows_block", x.name, shape))
+
+
+def _name(prefix, *parts):
+    # Named from the input's graph name (which already tokenises its values) and the plain arguments:
+    # Dask's own tokenize of the function and its keyword arguments pickles them, a millisecond a call.
+    from dask.base import tokenize
+
+    return f"{prefix}-{tokenize(*parts)}"
 
 
 _flat_slot = Carrier.__dict__["_array"]  # the base class's storage slot, under the property below
@@ -247,7 +256,8 @@ class DaskCarrier(LibraryCarrier):
         if self._size != size:
             return da.broadcast_to(one, (size,))
         shape_of = da.empty(size, chunks=self._array.chunks, dtype=one.dtype)
-        return da.blockwise(_broadcast_block, "i", shape_of, "i", one, "i", dtype=one.dtype, meta=one._meta)
+        return da.blockwise(_broadcast_block, "i", shape_of, "i", one, "i", dtype=one.dtype, meta=one._meta,
+                            name=_name("broadcast_block", shape_of.name, one.name))
 
     # ----- writes: a fresh graph swapped in ------------------------------------------
 
