@@ -165,8 +165,8 @@ def graphs(workloads, X, y, w):
         args = (workload, *problem(workload, X, y, w))
         g = lazy_strideweave(*args)
         ours = g.carrier.array[g.offset:g.offset + g.layout.cosize]
-        out[workload] = {"dask.array by hand": graph_counts(lazy_dask(*args), lambda: lazy_dask(*args)),
-                         "StrideWeave (dask carrier)": graph_counts(ours, lambda: lazy_strideweave(*args))}
+        out[workload] = {"dask.array by hand": graph_counts(lazy_dask(*args), lambda args=args: lazy_dask(*args)),
+                         "StrideWeave (dask carrier)": graph_counts(ours, lambda args=args: lazy_strideweave(*args))}
     return out
 
 
@@ -289,7 +289,7 @@ def main(argv=None):
     contenders = (("dask.array by hand", grad_dask), ("StrideWeave (dask carrier)", grad_strideweave))
     data = X, y, w
     for workload in workloads:
-        X, y, w = problem(workload, *data)
+        call = (workload, *problem(workload, *data))
         answers, peaks = {}, {}
         for name, fn in contenders:
             # Memory: a fresh cluster per contender, so each worker's sampled peak covers this contender
@@ -297,13 +297,13 @@ def main(argv=None):
             with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                               memory_limit=limit, dashboard_address=None) as cluster, Client(cluster) as client:
                 client.run(_start_sampler)
-                *_, answers[name] = timed(lambda: fn(workload, X, y, w), 1)
+                *_, answers[name] = timed(lambda fn=fn, call=call: fn(*call), 1)
                 peaks[name] = worker_peaks(client)
         # Time: both contenders on one cluster, alternating (which goes first alternates too), so that a
         # slow stretch of the machine or a slower cluster start hits both alike.
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           memory_limit=limit, dashboard_address=None) as cluster, Client(cluster):
-            times = interleaved([(name, lambda fn=fn: fn(workload, X, y, w)) for name, fn in contenders],
+            times = interleaved([(name, lambda fn=fn, call=call: fn(*call)) for name, fn in contenders],
                                 args.rounds)
         hand = times[contenders[0][0]]
         for name, _ in contenders:
@@ -321,7 +321,7 @@ def main(argv=None):
         if not args.no_jax:
             with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                               dashboard_address=None) as cluster, Client(cluster):
-                fn = jax_runner(workload, X, y, w)  # the data is generated on the cluster, then held here
+                fn = jax_runner(*call)  # the data is generated on the cluster, then held here
             median, best, times, g = timed(fn, args.rounds)
             results["runs"].append({"workload": workload, "contender": "jax.grad (jit, 1 process)",
                                     "median_s": median, "min_s": best, "times_s": times,
@@ -337,8 +337,8 @@ def main(argv=None):
 
 def graph_table(counts, chunks):
     """``graphs`` output as a Markdown table."""
-    lines = [f"| workload ({chunks} chunks) | contender | tasks | layers | tasks after optimisation "
-             "| client build (ms) | optimisation (ms) |",
+    lines = [(f"| workload ({chunks} chunks) | contender | tasks | layers | tasks after optimisation "
+              "| client build (ms) | optimisation (ms) |"),
              "|---|---|---:|---:|---:|---:|---:|"]
     for workload, contenders in counts.items():
         for name, c in contenders.items():

@@ -152,7 +152,7 @@ def test_several_output_columns_cost_no_more_tasks_than_by_hand(k):
 
 @pytest.mark.parametrize("k", [1, 3])
 def test_a_product_over_row_chunks_keeps_them(k):
-    X, Y, W = _columns_data(k)
+    X, _, W = _columns_data(k)
     Z = sw.tensor(X) @ sw.tensor(W)
     assert Z.layout == sw.Layout((X.shape[0], k), (k, 1))  # row-major, as X is
     shaped = Z.carrier.shaped((X.shape[0], k))
@@ -163,7 +163,7 @@ def test_a_product_over_row_chunks_keeps_them(k):
 
 def test_a_product_with_a_transposed_operand_is_still_right():
     # Not row-major: the rev-array route, whatever the storage.
-    X, Y, W = _columns_data(3)
+    X, _, W = _columns_data(3)
     Xt, Wt = sw.tensor(X), sw.tensor(W)
     Z = sw.transpose(Wt) @ sw.transpose(Xt)  # (3, n)
     sw.sum(Z * Z).backward()
