@@ -1,10 +1,15 @@
 """Standard indexing for Tensors: ints, slices of any step, ``...``, ``None``, boolean masks, integer arrays.
 
-Keys a layout can express (ints and slices with a positive step) become
-views through ``ops.views.getitem``; everything else (negative steps,
-masks, integer arrays) is a gather: the flat C-order positions the key
-selects are computed once on the host, and the result is a differentiable
-``take`` from the flattened Tensor, so its VJP scatters back (duplicates add).
+One rule for basic keys: any mix of ints, slices with a positive step,
+``...`` and ``None`` is one view (``ops.views.getitem``: the key is
+normalised, ``...`` spelled out and each ``None`` an inserted extent-1 mode,
+then one differentiable ``View``), so ``x[..., ::2]``, ``x[None, 1]`` and
+``x[1, ...]`` share ``x``'s carrier and writes through them reach ``x``.
+The rest is a gather: the flat C-order positions the key selects (boolean
+masks, integer arrays, and negative steps, which no layout with
+non-negative strides expresses) are computed once on the host, and the
+result is a differentiable ``take`` from the flattened Tensor, so its VJP
+scatters back (duplicates add).
 """
 
 from __future__ import annotations
@@ -15,8 +20,6 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import DType
-from ..layout import Shape
-from ..ops import reshape as _sw_reshape
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem, setitem as _view_setitem
 from ..tensors.creation import tensor
@@ -54,7 +57,9 @@ def _host_key(key: Any, shape: tuple) -> Any:
 
 
 def _is_basic(parts: tuple) -> bool:
-    return all((type(p) is int) or (isinstance(p, slice) and (p.step is None or p.step > 0)) for p in parts)
+    """Whether one view expresses ``x[parts]`` (validated parts: no bools, no arrays, no zero steps)."""
+    return all(p is None or p is Ellipsis or type(p) is int or (type(p) is slice and (p.step is None or p.step > 0))
+               for p in parts)
 
 
 def _result_shape(parts: tuple, shape: tuple) -> tuple:
@@ -76,13 +81,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     shape = x._layout.mode_sizes
     parts = _host_key(key, shape)
     out_shape = _result_shape(parts, shape)
-    if _is_basic(parts) and len(parts) <= len(shape):
-        if not parts:
-            return _sw_reshape(x, Shape(shape)) if shape else _sw_reshape(x, Shape(()))
-        result = _view_getitem(x, parts if len(parts) > 1 else parts[0])
-        if tuple(result._layout.mode_sizes) != out_shape:
-            result = _sw_reshape(result, Shape(out_shape))
-        return result
+    if _is_basic(parts):
+        return _view_getitem(x, parts, scalar_rank=0)
     positions = _positions(shape, parts)
     flat = _c_reshape(x, (x.size,), None)
     # int32 positions where they fit: JAX carriers have no 64-bit integers by default.
@@ -127,9 +127,9 @@ def _lies_at(value: Tensor, x: Tensor, parts: tuple) -> bool:
 
 def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
     shape = x._layout.mode_sizes
-    if _is_basic(parts) and 0 < len(parts) <= len(shape):
+    if _is_basic(parts):
         # A view's window: one write through the layout (nested modes included).
-        _view_setitem(x, parts if len(parts) > 1 else parts[0], value)
+        _view_setitem(x, parts, value, scalar_rank=0)
         return
     if isinstance(value, Tensor):
         host_value = value.numpy()

@@ -106,7 +106,7 @@ class TorchCarrier(LibraryCarrier):
 
     @classmethod
     def to_numpy(cls, array):
-        return array.detach().cpu().numpy()
+        return array.detach().cpu().resolve_conj().resolve_neg().numpy()  # lazy conjugates have no NumPy view
 
     def _from_numpy(self, host):
         return torch.from_numpy(np.ascontiguousarray(host)).to(self._device)

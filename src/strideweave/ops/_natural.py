@@ -16,7 +16,6 @@ differentiable slice, so an unused output contributes a zero cotangent.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Callable
 
 from ..layout.order import row_major
@@ -27,9 +26,12 @@ from ._primitive import Primitive
 __all__ = ["Natural", "natural_op", "natural", "unpack"]
 
 
-@lru_cache(maxsize=1024)
 def natural(tensor: Tensor, kind) -> Any:
-    """``tensor``'s values as a native array with one axis per top-level mode, first mode first."""
+    """``tensor``'s values as a native array with one axis per top-level mode, first mode first.
+
+    Read afresh at every call (no cache keyed on the Tensor): a write between two
+    calls is seen, and nothing here keeps ``tensor`` alive.
+    """
     values = mode_operand(tensor, kind)
     if values.ndim < 2:
         return values

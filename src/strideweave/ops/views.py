@@ -162,26 +162,56 @@ def _single_leaf(shape: tuple, stride: tuple) -> tuple[int, int] | None:
     return extent, step
 
 
-def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
-    """Layout and offset of ``tensor[key]``: one int or slice (step > 0) per top-level mode."""
+def _expand_key(key: Any, rank: int) -> tuple:
+    """``key`` as a tuple with ``...`` spelled out: one int or slice per top-level mode, ``None``s kept."""
     if not isinstance(key, tuple):
         key = (key,)
+    ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError(f"an index can only have a single ellipsis (...), got {key!r}")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > rank:
+        raise IndexError(f"too many indices: {used} given for a Tensor with {rank} top-level modes")
+    fill = (slice(None),) * (rank - used)
+    if ellipses:
+        i = ellipses[0]
+        return key[:i] + fill + key[i + 1:]
+    return key + fill
+
+
+def index_layout(layout: Layout, offset: int, key: Any, *, scalar_rank: int = 1) -> tuple[Layout, int]:
+    """Layout and offset of ``tensor[key]`` for a basic key, in one pass.
+
+    ``key`` holds at most one int or slice (step > 0) per top-level mode, one
+    ``...`` standing for as many full slices as the other indices leave, and
+    ``None``s, each of which inserts an extent-1 mode. An int drops its mode
+    (an int into a nested mode is decomposed colexicographically); a slice of
+    a nested mode needs its leaves to be one contiguous colexicographic run
+    (else ``NotAView``). A key that drops every mode gives rank ``scalar_rank``
+    (1: ``(1):(1)``, the layout-native form; 0: the Array API's 0-d).
+    """
     rank = layout.rank
-    if len(key) > rank:
-        raise IndexError(f"too many indices: {len(key)} given for a Tensor with {rank} top-level modes")
+    key = _expand_key(key, rank)
     base = offset
-    shape_out, stride_out = [], []
-    for mode, (shape, stride) in enumerate(zip(layout.shape.modes, layout.stride.modes)):
-        k = key[mode] if mode < len(key) else slice(None)
-        extent = layout.mode_sizes[mode]
+    shape_out, stride_out, inserted = [], [], []
+    sizes, shapes, strides = layout.mode_sizes, layout._shape_modes, layout._stride_modes
+    mode = 0
+    for k in key:
+        if k is None:
+            inserted.append(len(shape_out))
+            shape_out.append(1)
+            stride_out.append(0)
+            continue
+        shape, stride, extent = shapes[mode], strides[mode], sizes[mode]
         if isinstance(k, slice):
             start, stop, step = k.indices(extent)
             if k.step is not None and k.step <= 0:
-                raise ValueError(f"slice step must be > 0, got {k.step} for mode {mode}")
+                raise ValueError(f"slice step must be > 0 for a view, got {k.step} for mode {mode}")
             count = len(range(start, stop, step))
             if start == 0 and step == 1 and count == extent:
                 shape_out.append(shape)
                 stride_out.append(stride)
+                mode += 1
                 continue
             leaf = (shape, stride) if isinstance(shape, int) else _single_leaf(shape, stride)
             if leaf is None:
@@ -190,47 +220,64 @@ def index_layout(layout: Layout, offset: int, key: Any) -> tuple[Layout, int]:
             shape_out.append(count)
             stride_out.append(leaf[1] * step)
         elif isinstance(k, bool) or not hasattr(k, "__index__"):
-            raise TypeError(f"indices must be ints or slices, got {k!r} for mode {mode}")
+            raise TypeError(f"indices must be ints, slices, ... or None, got {k!r} for mode {mode}")
         else:
             index = _index(k, extent, mode)
             offset += index * stride if isinstance(shape, int) else _nested_offset(index, shape, stride)
+        mode += 1
     if not shape_out:
-        return Layout(Shape(1), (1,)), offset
+        return (Layout(Shape(1), (1,)) if scalar_rank else Layout._trusted((), ())), offset
     result = Layout(tuple(shape_out), tuple(stride_out))
+    if inserted:
+        result = _canonical_if_equal(result, inserted)
     # An empty result addresses nothing; an index into a mode beside an empty one may point
     # past the end of (empty) storage, so it stays where the indexed Tensor starts.
     return result, (base if result.size == 0 else offset)
+
+
+def _canonical_if_equal(layout: Layout, inserted: list) -> Layout:
+    """``layout`` with canonical strides on its inserted extent-1 modes when every other mode has them.
+
+    Any stride addresses an extent-1 mode; the canonical one keeps a dense
+    result on the canonical fast paths (``x[None]`` of a canonical Tensor).
+    """
+    canonical = Layout.canonical(layout.shape)
+    mine, theirs = layout._stride_modes, canonical._stride_modes
+    if all(mine[i] == theirs[i] for i in range(len(mine)) if i not in inserted):
+        return canonical
+    return layout
 
 
 class NotAView(Exception):
     """A slice of a nested mode whose leaves do not coalesce: no single layout mode addresses it."""
 
 
-def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]``: a differentiable view sharing ``x``'s carrier (ints drop their mode).
+def getitem(x: Tensor, key: Any, *, scalar_rank: int = 1) -> Tensor:
+    """``x[key]``: one differentiable view sharing ``x``'s carrier (ints, slices, ``...``, ``None``).
 
-    A slice of a nested mode whose leaves are not contiguous in colexicographic
-    order has no layout; it is taken from a canonical copy instead (like
-    ``reshape``), so it does not share ``x``'s carrier.
+    ``index_layout`` says what the key means. A slice of a nested mode whose
+    leaves are not contiguous in colexicographic order has no layout; it is
+    taken from a canonical copy instead (like ``reshape``), so it does not
+    share ``x``'s carrier.
     """
     try:
-        layout, offset = index_layout(x._layout, x._offset, key)
+        layout, offset = index_layout(x._layout, x._offset, key, scalar_rank=scalar_rank)
     except NotAView:
         dense = copy(x)  # in canonical storage every nested mode is one contiguous run
-        layout, offset = index_layout(dense._layout, dense._offset, key)
+        layout, offset = index_layout(dense._layout, dense._offset, key, scalar_rank=scalar_rank)
         return _make_view(dense, layout, offset, "indexing")
     return _make_view(x, layout, offset, "indexing")
 
 
-def setitem(x: Tensor, key: Any, value: Any) -> None:
+def setitem(x: Tensor, key: Any, value: Any, *, scalar_rank: int = 1) -> None:
     """``x[key] = value``: write through to ``x``'s carrier (one version bump)."""
     with no_grad():
         try:
-            layout, offset = index_layout(x._layout, x._offset, key)
+            layout, offset = index_layout(x._layout, x._offset, key, scalar_rank=scalar_rank)
         except NotAView:
-                # No view addresses the slice: edit a canonical copy, then write all of it back.
+            # No view addresses the slice: edit a canonical copy, then write all of it back.
             dense = copy(x)
-            write(getitem(dense, key), value, False)
+            write(getitem(dense, key, scalar_rank=scalar_rank), value, False)
             write(x, dense, False)
             return
         target = _make_view(x, layout, offset, "indexing")

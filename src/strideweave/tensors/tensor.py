@@ -25,7 +25,7 @@ def to_numpy(array: Any) -> np.ndarray:
     if isinstance(array, np.ndarray):
         return array
     if type(array).__module__.startswith("torch"):
-        return array.detach().cpu().numpy()
+        return array.detach().cpu().resolve_conj().resolve_neg().numpy()  # lazy conjugates (ifft, ihfft)
     try:
         return np.asarray(array)
     except (TypeError, ValueError, RuntimeError):
