@@ -16,7 +16,7 @@ they never widen a Tensor's dtype.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as _np
@@ -31,26 +31,96 @@ __all__ = [
     "as_python_scalar",
     "python_scalar_dtype",
     "dtype_from_name",
+    "as_dtype",
 ]
 
 _KINDS = ("bool", "int", "uint", "float", "complex")
+#: StrideWeave's kind name -> NumPy's one-letter kind code
+_NUMPY_KIND = {"bool": "b", "int": "i", "uint": "u", "float": "f", "complex": "c"}
 
 
-@dataclass(frozen=True, slots=True)
+class _Kind(str):
+    """A dtype's kind: NumPy's one-letter code (``"f"``) that also equals StrideWeave's name (``"float"``).
+
+    NumPy dtype code asks ``dtype.kind in "cfO"`` (a substring test on the
+    code); StrideWeave's own code asks ``dtype.kind in ("float", "complex")``
+    and keys tables by the name, so the hash is the name's.
+    """
+
+    __slots__ = ("long",)
+
+    def __new__(cls, long: str):
+        kind = super().__new__(cls, _NUMPY_KIND[long])
+        kind.long = long
+        return kind
+
+    def __eq__(self, other):
+        return other == self.long or str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.long)
+
+    def __reduce__(self):
+        return _Kind, (self.long,)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class SimpleDType:
     """One element type: ``name`` (``"float32"``), ``kind`` and width in bits.
 
     Instances are interned in :class:`DType`; compare them with ``==`` (or
-    ``is``: the module only ever builds one of each).
+    ``is``: the module only ever builds one of each). A SimpleDType also
+    answers what NumPy dtype code asks: ``kind`` is NumPy's one-letter code
+    (``"f"``, which also equals ``"float"``), ``itemsize``, ``name``, ``type``,
+    ``char``; it equals the NumPy dtype of its name (``DType.Float32 ==
+    np.float32 == np.dtype("float32") == "float32"``, the torch dtype
+    ``torch.float32`` too) and hashes as that NumPy dtype, and
+    ``np.dtype(DType.Float32)`` is ``np.dtype("float32")``.
     """
 
     name: str
     kind: str
     bits: int
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self):
         if self.kind not in _KINDS:
             raise ValueError(f"SimpleDType kind {self.kind!r} is not one of {_KINDS}")
+        object.__setattr__(self, "kind", _Kind(self.kind))
+        object.__setattr__(self, "_hash", hash(_np.dtype(self.name)))
+
+    def __eq__(self, other):
+        if other.__class__ is SimpleDType:
+            return self.name == other.name
+        found = _known_dtype(other)
+        return found is not None and found.name == self.name
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return self._hash
+
+    def __reduce__(self):
+        return dtype_from_name, (self.name,)
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of this name (so ``np.dtype(DType.Float32)`` and ``np.issubdtype`` work)."""
+        return _np.dtype(self.name)
+
+    @property
+    def type(self):
+        """NumPy's scalar type of this dtype (``np.float32``)."""
+        return _np.dtype(self.name).type
+
+    @property
+    def char(self) -> str:
+        """NumPy's one-character type code (``"f"`` for float32)."""
+        return _np.dtype(self.name).char
 
     @property
     def itemsize(self) -> int:
@@ -182,6 +252,9 @@ class DType:
     Int32 = SimpleDType("int32", "int", 32)
     Int64 = SimpleDType("int64", "int", 64)
     UInt8 = SimpleDType("uint8", "uint", 8)
+    UInt16 = SimpleDType("uint16", "uint", 16)
+    UInt32 = SimpleDType("uint32", "uint", 32)
+    UInt64 = SimpleDType("uint64", "uint", 64)
     Float16 = SimpleDType("float16", "float", 16)
     Float32 = SimpleDType("float32", "float", 32)
     Float64 = SimpleDType("float64", "float", 64)
@@ -203,15 +276,51 @@ SIMPLE_DTYPES = (
     DType.Bool, DType.Int8, DType.Int16, DType.Int32, DType.Int64,
     DType.UInt8, DType.Float16, DType.Float32, DType.Float64,
 )
-#: Every dtype a carrier can store: the simple ones plus complex (forward only,
-#: for the Array API namespace; the op library's rules and grids cover SIMPLE_DTYPES).
-STORED_DTYPES = SIMPLE_DTYPES + (DType.Complex64, DType.Complex128)
+#: Every dtype a carrier can store: the simple ones, the wider unsigned integers
+#: (the standard's full set; torch stores them with few operations) and complex
+#: (forward only, for the Array API namespace; the op library's rules and grids
+#: cover SIMPLE_DTYPES).
+STORED_DTYPES = SIMPLE_DTYPES + (DType.UInt16, DType.UInt32, DType.UInt64, DType.Complex64, DType.Complex128)
 _BY_NAME = {d.name: d for d in STORED_DTYPES}
 _PUBLIC_NAMES = {
     "bool": "Bool", "int8": "Int8", "int16": "Int16", "int32": "Int32",
-    "int64": "Int64", "uint8": "UInt8", "float16": "Float16",
-    "float32": "Float32", "float64": "Float64", "complex64": "Complex64", "complex128": "Complex128",
+    "int64": "Int64", "uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+    "float16": "Float16", "float32": "Float32", "float64": "Float64", "complex64": "Complex64",
+    "complex128": "Complex128",
 }
+_PY_TYPES = (bool, int, float, complex)
+
+
+def _known_dtype(value) -> SimpleDType | None:
+    """The SimpleDType that a NumPy dtype, NumPy scalar type, dtype name or torch dtype names; else None."""
+    if value.__class__ is SimpleDType:
+        return value
+    if value.__class__.__module__ == "torch":  # torch.float32: its str is "torch.float32"; torch is not imported
+        name = str(value)
+        return _BY_NAME.get(name[6:]) if name.startswith("torch.") else None
+    if isinstance(value, (str, _np.dtype)) or (isinstance(value, type) and (
+            issubclass(value, _np.generic) or value in _PY_TYPES)):
+        try:
+            return _BY_NAME.get(_np.dtype(value).name)
+        except TypeError:
+            return None
+    return None
+
+
+def as_dtype(value, what: str = "dtype") -> SimpleDType:
+    """The SimpleDType that ``value`` names: a SimpleDType, a NumPy dtype or scalar type, a name or a torch dtype.
+
+    ``np.float32``, ``np.dtype("float32")``, ``"float32"`` and
+    ``torch.float32`` all give ``DType.Float32``; Python's ``float`` is
+    NumPy's ``float64``. Anything else raises ``TypeError`` naming it
+    (``what`` says which argument it was).
+    """
+    found = _known_dtype(value)
+    if found is None:
+        raise TypeError(f"{what} must be a dtype: a StrideWeave dtype (xp.float32, sw.DType.Float32), a NumPy "
+                        f"dtype (np.float32), a name ('float32') or a torch dtype; got "
+                        f"{type(value).__name__}: {value!r}; the dtypes are {sorted(_BY_NAME)}")
+    return found
 
 
 def dtype_from_name(name: str) -> SimpleDType:
@@ -323,7 +432,7 @@ def _scalar_fits(value, dtype: SimpleDType) -> bool:
 
 
 def result_type(*operands):
-    """The result dtype of combining ``operands`` (SimpleDTypes and Python or NumPy scalars).
+    """The result dtype of combining ``operands`` (dtypes, see :func:`as_dtype`, and Python or NumPy scalars).
 
     One rule on every carrier, implemented here rather than inherited from a
     backend: the Array API table within a kind; across kinds, bool < integer
@@ -331,6 +440,8 @@ def result_type(*operands):
     with a Float32 Tensor gives Float32); scalars are weak (see
     :func:`scalar_result_type`). At least one operand must be a dtype.
     """
+    operands = [x if isinstance(x, SimpleDType) or as_python_scalar(x) is not None else _known_dtype(x) or x
+                for x in operands]
     dtypes = [x for x in operands if isinstance(x, SimpleDType)]
     if not dtypes:
         raise TypeError(f"result_type needs at least one SimpleDType, got {operands!r}")

@@ -35,7 +35,7 @@ from ..ops.sets import unique_all, unique_counts, unique_inverse, unique_values
 from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace, meshgrid,
                         ones, ones_like, to_device, zeros, zeros_like)
 from ._data_types import (astype, bool, can_cast, complex64, complex128, finfo, float32, float64, iinfo, int8,
-                          int16, int32, int64, isdtype, result_type, uint8)
+                          int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
 from ._devices import Info as _Info, default_int
 from ._elementwise import clip, conj, imag, real, where
 from ._linear_algebra import matmul, matrix_transpose, tensordot
@@ -73,6 +73,6 @@ __all__ = [
     "ones_like", "permute_dims", "pi", "positive", "pow", "prod", "real", "reciprocal", "remainder", "repeat",
     "reshape", "result_type", "roll", "round", "searchsorted", "sign", "signbit", "sin", "sinh", "sort", "special",
     "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "take", "take_along_axis", "tan", "tanh",
-    "tensordot", "tile", "to_device", "tril", "triu", "trunc", "uint8", "unique_all", "unique_counts",
+    "tensordot", "tile", "to_device", "tril", "triu", "trunc", "uint8", "uint16", "uint32", "uint64", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unstack", "var", "vecdot", "where", "zeros", "zeros_like",
 ]
