@@ -37,6 +37,7 @@ from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, fu
 from ._data_types import (astype, bool, can_cast, complex64, complex128, finfo, float32, float64, iinfo, int8,
                           int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
 from ._devices import Info as _Info, default_int
+from ._einsum import einsum
 from ._elementwise import clip, conj, imag, real, where
 from ._linear_algebra import matmul, matrix_transpose, tensordot
 from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, inferred_shape, permute_dims,
@@ -63,7 +64,7 @@ __all__ = [
     "asinh", "astype", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert", "bitwise_left_shift",
     "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bool", "broadcast_arrays", "broadcast_to", "can_cast",
     "ceil", "clip", "complex128", "complex64", "concat", "conj", "copysign", "cos", "cosh", "count_nonzero",
-    "cumulative_prod", "cumulative_sum", "default_int", "diff", "divide", "e", "empty", "empty_like", "equal",
+    "cumulative_prod", "cumulative_sum", "default_int", "diff", "divide", "e", "einsum", "empty", "empty_like", "equal",
     "exp", "expand_dims", "expm1", "eye", "fft", "finfo", "flip", "float32", "float64", "floor", "floor_divide",
     "from_dlpack", "full", "full_like", "greater", "greater_equal", "hypot", "iinfo", "imag", "inf",
     "inferred_shape", "int16", "int32", "int64", "int8", "isdtype", "isfinite", "isinf", "isnan", "less",

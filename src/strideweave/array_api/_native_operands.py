@@ -22,6 +22,7 @@ import numpy as np
 
 from ..carriers import TracerError, kind_for_array
 from ..tensors.tensor import Tensor
+from ._nan_reductions import FUNCTIONS as _NAN_FUNCTIONS
 
 __all__ = ["constant", "array_ufunc", "array_function"]
 
@@ -188,6 +189,7 @@ _FUNCTIONS = {
     "shape": lambda a: a.shape, "ndim": lambda a: a.ndim, "size": lambda a: a.size,
     "allclose": _values(np.allclose), "isclose": _values(np.isclose), "array_equal": _values(np.array_equal),
     "array_equiv": _values(np.array_equiv),
+    **_NAN_FUNCTIONS,
 }
 
 
