@@ -38,6 +38,7 @@ from ._data_types import (astype, bool, can_cast, complex64, complex128, finfo, 
                           int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
 from ._devices import Info as _Info, default_int
 from ._einsum import einsum
+from ._numpy_extras import gradient, isin, lib, pad, quantile  # beyond the standard: what xarray calls on xp
 from ._elementwise import clip, conj, imag, real, where
 from ._linear_algebra import matmul, matrix_transpose, tensordot
 from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, inferred_shape, permute_dims,
@@ -66,12 +67,12 @@ __all__ = [
     "ceil", "clip", "complex128", "complex64", "concat", "conj", "copysign", "cos", "cosh", "count_nonzero",
     "cumulative_prod", "cumulative_sum", "default_int", "diff", "divide", "e", "einsum", "empty", "empty_like", "equal",
     "exp", "expand_dims", "expm1", "eye", "fft", "finfo", "flip", "float32", "float64", "floor", "floor_divide",
-    "from_dlpack", "full", "full_like", "greater", "greater_equal", "hypot", "iinfo", "imag", "inf",
-    "inferred_shape", "int16", "int32", "int64", "int8", "isdtype", "isfinite", "isinf", "isnan", "less",
-    "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not",
+    "from_dlpack", "full", "full_like", "gradient", "greater", "greater_equal", "hypot", "iinfo", "imag", "inf",
+    "inferred_shape", "int16", "isin", "int32", "int64", "int8", "isdtype", "isfinite", "isinf", "isnan", "less",
+    "less_equal", "lib", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not",
     "logical_or", "logical_xor", "matmul", "matrix_transpose", "max", "maximum", "mean", "meshgrid", "min",
     "minimum", "moveaxis", "multiply", "nan", "negative", "newaxis", "nextafter", "nonzero", "not_equal", "ones",
-    "ones_like", "permute_dims", "pi", "positive", "pow", "prod", "real", "reciprocal", "remainder", "repeat",
+    "ones_like", "pad", "permute_dims", "pi", "positive", "pow", "prod", "quantile", "real", "reciprocal", "remainder", "repeat",
     "reshape", "result_type", "roll", "round", "searchsorted", "sign", "signbit", "sin", "sinh", "sort", "special",
     "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "take", "take_along_axis", "tan", "tanh",
     "tensordot", "tile", "to_device", "tril", "triu", "trunc", "uint8", "uint16", "uint32", "uint64", "unique_all", "unique_counts",

@@ -10,6 +10,7 @@ from .. import ops as _ops
 from ..dtypes import DType, SimpleDType, as_dtype, result_type as _result_type
 from ..ops._args import tensor as _check
 from ..tensors.tensor import Tensor
+from ..tensors.values import _JOINS_PARTNER, joins_partner
 from ._creation import to_device
 from ._helpers import checked_dtype as _dtype
 
@@ -31,7 +32,9 @@ def astype(x, dtype, /, *, copy=True, device=None):
         x = to_device(x, device)
     if dtype is x.dtype and not copy:
         return x
-    return _ops.astype(x, dtype)
+    out = _ops.astype(x, dtype)
+    # a scalar made without device= still joins its partners' carrier after a cast (xarray casts its fill values)
+    return joins_partner(out) if device is None and x._layout.rank == 0 and x in _JOINS_PARTNER else out
 
 
 def result_type(*arrays_and_dtypes):
