@@ -27,8 +27,8 @@ from ..ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
                                negative, nextafter, not_equal, positive, pow, reciprocal, remainder, round, sign,
                                signbit, sin, sinh, sqrt, square, subtract, tan, tanh, trunc)
 from ..ops.arrays import (argmax, argmin, argsort, count_nonzero, cumulative_prod, cumulative_sum, diff, flip,
-                          moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, std, take, take_along_axis,
-                          tile, tril, triu, var, vecdot)
+                          moveaxis, nonzero, repeat, roll, searchsorted, sort, squeeze, take, take_along_axis, tile,
+                          tril, triu, vecdot)
 from ..ops.sets import unique_all, unique_counts, unique_inverse, unique_values
 
 # What the standard asks beyond the op library, by concept.
@@ -38,7 +38,8 @@ from ._data_types import (astype, bool, can_cast, complex64, complex128, finfo, 
                           int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
 from ._devices import Info as _Info, default_int
 from ._einsum import einsum
-from ._numpy_extras import gradient, isin, lib, pad, quantile  # beyond the standard: what xarray calls on xp
+# beyond the standard: what xarray calls on xp (and NumPy's ddof= in std / var)
+from ._numpy_extras import gradient, isin, lib, pad, quantile, std, transpose, var
 from ._elementwise import clip, conj, imag, real, where
 from ._linear_algebra import matmul, matrix_transpose, tensordot
 from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, inferred_shape, permute_dims,
@@ -75,6 +76,6 @@ __all__ = [
     "ones_like", "pad", "permute_dims", "pi", "positive", "pow", "prod", "quantile", "real", "reciprocal", "remainder", "repeat",
     "reshape", "result_type", "roll", "round", "searchsorted", "sign", "signbit", "sin", "sinh", "sort", "special",
     "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "take", "take_along_axis", "tan", "tanh",
-    "tensordot", "tile", "to_device", "tril", "triu", "trunc", "uint8", "uint16", "uint32", "uint64", "unique_all", "unique_counts",
+    "tensordot", "tile", "to_device", "transpose", "tril", "triu", "trunc", "uint8", "uint16", "uint32", "uint64", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unstack", "var", "vecdot", "where", "zeros", "zeros_like",
 ]

@@ -1,5 +1,6 @@
 """NumPy functions beyond the standard that xarray calls on its array's namespace: ``pad``, ``isin``,
-``quantile``, ``gradient``, ``lib.stride_tricks.sliding_window_view``.
+``quantile``, ``gradient``, ``transpose``, ``lib.stride_tricks.sliding_window_view``, and NumPy's ``ddof=``
+in ``std`` / ``var``.
 
 xarray reaches them as ``xp.pad``, ``xp.isin``, ``xp.quantile`` and
 ``xp.gradient`` (``DataArray.pad`` and ``rolling``, ``isin``, ``quantile``,
@@ -15,9 +16,11 @@ import math
 import numpy as np
 
 from ..ops._args import tensor as _check
+from ..ops.arrays import std as _std, var as _var
 from ..tensors.tensor import Tensor
 
-__all__ = ["pad", "isin", "quantile", "nanquantile", "gradient", "sliding_window_view", "lib"]
+__all__ = ["pad", "isin", "quantile", "nanquantile", "gradient", "sliding_window_view", "lib", "std", "var",
+           "transpose"]
 
 _XP = None  # strideweave.array_api, bound at the first call (it imports this module)
 
@@ -220,3 +223,25 @@ class _Lib:
 
 
 lib = _Lib()
+
+
+def _with_ddof(name, fn):
+    def statistic(x, /, *, axis=None, correction=None, keepdims=False, ddof=None, options=None):
+        if ddof is not None and correction is not None:
+            raise TypeError(f"{name}: give correction (the standard's name) or ddof (NumPy's), not both")
+        correction = ddof if ddof is not None else 0.0 if correction is None else correction
+        return fn(x, axis=axis, correction=correction, keepdims=keepdims, options=options)
+    statistic.__name__ = statistic.__qualname__ = name
+    statistic.__doc__ = (f"{fn.__doc__.splitlines()[0]} ``ddof=`` is accepted as NumPy's name for ``correction`` "
+                         f"(xarray passes it).")
+    return statistic
+
+
+std = _with_ddof("std", _std)
+var = _with_ddof("var", _var)
+
+
+def transpose(x, axes=None):
+    """NumPy's ``transpose``: the axes reversed, or reordered by ``axes`` (xarray calls ``xp.transpose``)."""
+    x = _check(x, "transpose")
+    return _xp().permute_dims(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else tuple(axes))
