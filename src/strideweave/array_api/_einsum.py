@@ -25,9 +25,6 @@ _LETTERS = frozenset(string.ascii_letters)
 
 def _parse(subscripts: str, operands: tuple) -> tuple[list[str], str]:
     """Per-operand label strings and the output labels, with ``...`` spelled out as fresh labels."""
-    if not isinstance(subscripts, str):
-        raise TypeError(f"einsum: subscripts must be a str such as 'ij,jk->ik' (the interleaved operand, sublist "
-                        f"form is not supported), got {type(subscripts).__name__}: {subscripts!r}")
     spec = subscripts.replace(" ", "")
     explicit = "->" in spec
     inputs, _, output = spec.partition("->")
@@ -102,6 +99,9 @@ def einsum(subscripts, /, *operands):
     if _XP is None:
         from .. import array_api
         _XP = array_api
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a str such as 'ij,jk->ik' (the interleaved operand, sublist "
+                        f"form is not supported), got {type(subscripts).__name__}: {subscripts!r}")
     anchor = next((o for o in operands if isinstance(o, Tensor)), None)
     if anchor is None:
         raise TypeError("einsum needs at least one StrideWeave Tensor operand")
