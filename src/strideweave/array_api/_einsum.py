@@ -19,7 +19,13 @@ from ..tensors.tensor import Tensor
 
 __all__ = ["einsum"]
 
-_XP = None  # strideweave.array_api, bound at the first call (it imports this module)
+_XP = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
+
+
+def bind(xp) -> None:
+    """Use ``xp`` (the complete ``strideweave.array_api``) for the functions composed here."""
+    global _XP
+    _XP = xp
 _LETTERS = frozenset(string.ascii_letters)
 
 
@@ -95,10 +101,6 @@ def einsum(subscripts, /, *operands):
     Operands are Tensors of one carrier (Python scalars and native arrays as in
     the operators). The result dtype is the operands' promoted dtype.
     """
-    global _XP
-    if _XP is None:
-        from .. import array_api
-        _XP = array_api
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a str such as 'ij,jk->ik' (the interleaved operand, sublist "
                         f"form is not supported), got {type(subscripts).__name__}: {subscripts!r}")

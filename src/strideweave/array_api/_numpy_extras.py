@@ -22,14 +22,16 @@ from ..tensors.tensor import Tensor
 __all__ = ["pad", "isin", "quantile", "nanquantile", "gradient", "sliding_window_view", "lib", "std", "var",
            "transpose"]
 
-_XP = None  # strideweave.array_api, bound at the first call (it imports this module)
+_XP = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
+
+
+def bind(xp) -> None:
+    """Use ``xp`` (the complete ``strideweave.array_api``) for the functions composed here."""
+    global _XP
+    _XP = xp
 
 
 def _xp():
-    global _XP
-    if _XP is None:
-        from .. import array_api
-        _XP = array_api
     return _XP
 
 
