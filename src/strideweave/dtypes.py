@@ -39,32 +39,29 @@ _KINDS = ("bool", "int", "uint", "float", "complex")
 _NUMPY_KIND = {"bool": "b", "int": "i", "uint": "u", "float": "f", "complex": "c"}
 
 
-class _Kind(str):
-    """A dtype's kind: NumPy's one-letter code (``"f"``) that also equals StrideWeave's name (``"float"``).
+def _kind_class(long: str) -> type:
+    """The str subclass of one kind: its value is NumPy's code (``"f"``), and it also equals ``"float"``.
 
     NumPy dtype code asks ``dtype.kind in "cfO"`` (a substring test on the
     code); StrideWeave's own code asks ``dtype.kind in ("float", "complex")``
-    and keys tables by the name, so the hash is the name's.
+    and keys tables by the name, so the hash is the name's. Equality and hash
+    are builtin methods (a frozenset's ``__contains__``, the name's
+    ``__hash__``), so comparing a kind costs no Python call.
     """
+    return type(f"Kind_{long}", (str,), {
+        "__slots__": (), "__module__": __name__, "long": long,
+        "__eq__": frozenset({long, _NUMPY_KIND[long]}).__contains__,
+        "__ne__": object.__ne__,  # the inverse of __eq__
+        "__hash__": long.__hash__,
+        "__reduce__": lambda self: (_kind, (self.long,)),
+    })
 
-    __slots__ = ("long",)
 
-    def __new__(cls, long: str):
-        kind = super().__new__(cls, _NUMPY_KIND[long])
-        kind.long = long
-        return kind
+_KIND_OF = {long: _kind_class(long)(code) for long, code in _NUMPY_KIND.items()}
 
-    def __eq__(self, other):
-        return other == self.long or str.__eq__(self, other)
 
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    def __hash__(self):
-        return hash(self.long)
-
-    def __reduce__(self):
-        return _Kind, (self.long,)
+def _kind(long: str) -> str:
+    return _KIND_OF[long]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -89,7 +86,7 @@ class SimpleDType:
     def __post_init__(self):
         if self.kind not in _KINDS:
             raise ValueError(f"SimpleDType kind {self.kind!r} is not one of {_KINDS}")
-        object.__setattr__(self, "kind", _Kind(self.kind))
+        object.__setattr__(self, "kind", _KIND_OF[self.kind])
         object.__setattr__(self, "_hash", hash(_np.dtype(self.name)))
 
     def __eq__(self, other):
@@ -129,11 +126,11 @@ class SimpleDType:
 
     @property
     def is_floating(self) -> bool:
-        return self.kind == "float"
+        return self.kind.long == "float"
 
     @property
     def is_integral(self) -> bool:
-        return self.kind in ("int", "uint")
+        return self.kind.long in ("int", "uint")
 
     def __repr__(self) -> str:
         return f"DType.{_PUBLIC_NAMES.get(self.name, self.name)}"
@@ -156,7 +153,7 @@ class DTypeCategory:
     def contains(self, dtype) -> bool:
         """Whether ``dtype`` (a SimpleDType or CompoundDType) is in this category."""
         if isinstance(dtype, SimpleDType):
-            return dtype.kind in self.kinds
+            return dtype.kind.long in self.kinds
         if isinstance(dtype, CompoundDType):
             return self.name == "Any"
         return False
@@ -344,12 +341,12 @@ _KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
 def _promote(a: SimpleDType, b: SimpleDType) -> SimpleDType:
     if a is b or a == b:
         return a
-    if a.kind == b.kind:
+    if a.kind.long == b.kind.long:
         return a if a.bits >= b.bits else b
-    kinds = {a.kind, b.kind}
+    kinds = {a.kind.long, b.kind.long}
     if kinds == {"int", "uint"}:
         # Array API: uintN with intM -> the smallest signed type holding both.
-        u, s = (a, b) if a.kind == "uint" else (b, a)
+        u, s = (a, b) if a.kind.long == "uint" else (b, a)
         wider = _signed_for_bits(max(s.bits, 2 * u.bits))
         if wider is not None:
             return wider
@@ -357,15 +354,15 @@ def _promote(a: SimpleDType, b: SimpleDType) -> SimpleDType:
                         "explicitly with astype")
     # Mixed kinds (the rule JAX and PyTorch share): bool with a number gives the
     # number's dtype, an integer with a floating dtype gives that floating dtype.
-    low, high = (a, b) if _KIND_RANK[a.kind] < _KIND_RANK[b.kind] else (b, a)
-    if high.kind == "complex" and low.kind == "float":
+    low, high = (a, b) if _KIND_RANK[a.kind.long] < _KIND_RANK[b.kind.long] else (b, a)
+    if high.kind.long == "complex" and low.kind.long == "float":
         return _complex_holding(max(low.bits * 2, high.bits))
     return high
 
 
 def _complex_holding(bits: int) -> SimpleDType:
     for dtype in STORED_DTYPES:
-        if dtype.kind == "complex" and dtype.bits == bits:
+        if dtype.kind.long == "complex" and dtype.bits == bits:
             return dtype
     raise TypeError(f"no complex dtype of {bits} bits")
 
@@ -379,9 +376,9 @@ def as_python_scalar(value):
 
 
 def _check_range(value: int, dtype: SimpleDType) -> None:
-    if dtype.kind == "int":
+    if dtype.kind.long == "int":
         low, high = -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1))
-    elif dtype.kind == "uint":
+    elif dtype.kind.long == "uint":
         low, high = 0, 1 << dtype.bits
     else:
         return
@@ -399,35 +396,35 @@ def scalar_result_type(value, dtype: SimpleDType) -> SimpleDType:
     if isinstance(value, bool):
         return dtype
     if isinstance(value, int):
-        if dtype.kind == "bool":
+        if dtype.kind.long == "bool":
             return DType.Int32
         _check_range(value, dtype)
         return dtype
     if isinstance(value, float):
-        return dtype if _KIND_RANK[dtype.kind] >= _KIND_RANK["float"] else DType.Float32
+        return dtype if _KIND_RANK[dtype.kind.long] >= _KIND_RANK["float"] else DType.Float32
     if isinstance(value, complex):
-        if dtype.kind == "complex":
+        if dtype.kind.long == "complex":
             return dtype
-        return _complex_holding(max(64, 2 * dtype.bits) if dtype.kind == "float" else 64)
+        return _complex_holding(max(64, 2 * dtype.bits) if dtype.kind.long == "float" else 64)
     raise TypeError(f"expected a Python or NumPy scalar, got {type(value).__name__}: {value!r}")
 
 
 def _scalar_fits(value, dtype: SimpleDType) -> bool:
     """Whether writing the Python scalar ``value`` into storage of ``dtype`` keeps its kind and range."""
     if isinstance(value, bool):
-        return dtype.kind == "bool"
+        return dtype.kind.long == "bool"
     if isinstance(value, int):
-        if dtype.kind in ("int", "uint"):
+        if dtype.kind.long in ("int", "uint"):
             try:
                 _check_range(value, dtype)
             except OverflowError:
                 return False
             return True
-        return dtype.kind in ("float", "complex")
+        return dtype.kind.long in ("float", "complex")
     if isinstance(value, float):
-        return dtype.kind in ("float", "complex")
+        return dtype.kind.long in ("float", "complex")
     if isinstance(value, complex):
-        return dtype.kind == "complex"
+        return dtype.kind.long == "complex"
     return False
 
 
@@ -480,5 +477,5 @@ def scalar_operand(value: Any, dtype, name: str) -> Any:
     scalar = as_python_scalar(value)
     if scalar is None or isinstance(scalar, complex):
         raise TypeError(f"{name} expects Tensors or Python scalars, got {type(value).__name__}: {value!r}")
-    kind = result_type(dtype, scalar).kind  # OverflowError for an int out of the dtype's range
+    kind = result_type(dtype, scalar).kind.long  # OverflowError for an int out of the dtype's range
     return float(scalar) if kind == "float" else int(scalar) if kind in ("int", "uint") else scalar
