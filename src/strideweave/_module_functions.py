@@ -11,13 +11,16 @@ contraction included); ``einsum`` is the namespace's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .array_api import einsum, tensordot as _xp_tensordot
 from .ops import tensordot as _sw_tensordot
+from .tensors.tensor import Tensor
 
 __all__ = ["tensordot", "einsum"]
 
 
-def tensordot(a, b, modes=2, *, axes=None, options=None):
+def tensordot(a: Tensor, b: Tensor, modes: int | Sequence[Sequence[int]] = 2, *, axes=None, options=None) -> Tensor:
     """Contract top-level ``modes`` of ``a`` and ``b`` (layout-native); ``axes=``: NumPy's ``tensordot``.
 
     With ``axes=`` (NumPy's keyword, as opt_einsum calls it) the result is
