@@ -52,7 +52,7 @@ def qualified(obj) -> str:
     module = obj.__module__ or ""
     if module.rsplit(".", 1)[-1].startswith("_"):
         module = module.rsplit(".", 1)[0]  # a private module's names are documented where they are exported
-    if module.startswith("strideweave.") and getattr(sw, obj.__name__, None) is obj:
+    if (module == "strideweave" or module.startswith("strideweave.")) and getattr(sw, obj.__name__, None) is obj:
         return f"sw.{obj.__name__}"
     short = module.replace("strideweave.", "sw.", 1) if module.startswith("strideweave") else module
     return f"{short}.{obj.__qualname__}"

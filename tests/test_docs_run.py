@@ -37,7 +37,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<tag>[^\s`]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
 MARK = "# ->"
 RAISES = re.compile(r"raises (?P<type>[A-Za-z_][\w.]*)(?::\s*(?P<message>.*))?$", re.S)
-NEEDS = {"interop.md": ("torch", "jax"), "scale-out.md": ("dask", "distributed")}
+NEEDS = {"interop.md": ("torch", "jax"), "scale-out.md": ("dask", "distributed"), "xarray.md": ("xarray",)}
 # Every page that mentions a carrier's name in a block needs that backend.
 BACKENDS = {"torch": "torch", "jax": "jax", "array_api_strict": "array_api_strict", "dask": "dask"}
 

@@ -96,7 +96,7 @@ def test_result_type(a, b, want):
 
 
 @pytest.mark.parametrize("a,b", [
-    (1, 2.0), (DType.Floating, DType.Float32), ("float32", DType.Float32),
+    (1, 2.0), (DType.Floating, DType.Float32), ("floaty", DType.Float32), (object, DType.Float32),
 ])
 def test_result_type_errors(a, b):
     with pytest.raises(TypeError):
@@ -120,5 +120,6 @@ def test_python_scalar_dtype():
 def test_dtype_from_name():
     assert dtype_from_name("uint8") is DType.UInt8
     assert dtype_from_name("complex64") is DType.Complex64
-    with pytest.raises(TypeError, match="'uint16'"):
-        dtype_from_name("uint16")
+    assert dtype_from_name("uint16") is DType.UInt16
+    with pytest.raises(TypeError, match="'uint128'"):
+        dtype_from_name("uint128")

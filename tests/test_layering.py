@@ -32,6 +32,7 @@ FLOORS = (
     ("strideweave.array_api", "namespace"),
     ("strideweave._methods", "methods"),
     ("strideweave._numpy_methods", "methods"),
+    ("strideweave._module_functions", "methods"),
     ("strideweave.interop", "faces"),
     ("strideweave.testing", "faces"),
     ("strideweave.viz", "faces"),

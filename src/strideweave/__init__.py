@@ -28,6 +28,8 @@ globals().update({_name: getattr(ops, _name) for _name in _ARRAY_API_EXTRAS})
 
 from . import array_api  # noqa: E402  (the standard's namespace, over the op library)
 from . import _methods  # noqa: E402, F401  (attaches every operator and method to Tensor)
+# tensordot with NumPy's axes= too, and einsum: what opt_einsum calls through the module name (not in __all__)
+from ._module_functions import einsum, tensordot  # noqa: E402, F401, F811
 from . import interop, random, testing, viz  # noqa: E402  (faces over everything above; load no backend)
 
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError

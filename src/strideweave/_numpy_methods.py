@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import ops as _ops
-from .dtypes import SimpleDType, dtype_from_name
+from .dtypes import SimpleDType, as_dtype as _as_dtype
 from .layout import Shape
 from .tensors.tensor import Tensor
 
@@ -57,17 +57,8 @@ def _axes_args(name: str, axes: tuple) -> tuple | None:
 
 
 def as_dtype(dtype: Any, name: str = "astype") -> SimpleDType:
-    """A StrideWeave dtype from a StrideWeave, NumPy or Python dtype (``np.float64``, ``"int32"``, ``float``)."""
-    if isinstance(dtype, SimpleDType):
-        return dtype
-    try:
-        found = dtype_from_name(np.dtype(dtype).name)
-    except TypeError:
-        found = None
-    if found is None:
-        raise TypeError(f"Tensor.{name}: dtype must be a StrideWeave dtype (e.g. xp.float32) or a NumPy dtype "
-                        f"that has one, got {dtype!r}")
-    return found
+    """A StrideWeave dtype from a StrideWeave, NumPy, torch or Python dtype (``np.float64``, ``"int32"``, ``float``)."""
+    return _as_dtype(dtype, f"Tensor.{name}: dtype")
 
 
 # ----- shape -------------------------------------------------------------------------------------------
@@ -194,6 +185,22 @@ def cumsum(self, axis=None, dtype=None, out=None):
                               dtype=None if dtype is None else as_dtype(dtype, "cumsum"))
 
 
+def round(self, decimals=0, out=None):  # noqa: A001
+    """Rounded to ``decimals`` decimal places (half to even), as NumPy's ``round``; its gradient is zero."""
+    _no_out("round", out)
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return _XP.round(self)
+    if self.dtype.kind in ("int", "uint", "bool"):
+        if decimals > 0:
+            return _ops.copy(self)
+        raise NotImplementedError(f"Tensor.round: decimals={decimals} on {self.dtype!r} is not supported; round "
+                                  f"a floating copy (t.astype('float64').round({decimals}))")
+    # NumPy's own rule: scale, round half to even, scale back.
+    scale = 10.0 ** decimals
+    return _XP.round(self * scale) / scale
+
+
 # ----- copies, dtypes, formatting ---------------------------------------------------------------------
 
 def clone(self):
@@ -221,7 +228,7 @@ def attach(xp) -> None:
     global _XP
     _XP = xp
     for fn in (reshape, flatten, ravel, squeeze, transpose, permute, sum, prod, mean, cumsum, clone, astype,
-               __format__):
+               round, __format__):
         setattr(Tensor, fn.__name__, fn)
     for name in ("max", "min"):
         setattr(Tensor, name, _extremum(name))

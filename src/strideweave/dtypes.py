@@ -16,7 +16,7 @@ they never widen a Tensor's dtype.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as _np
@@ -31,26 +31,93 @@ __all__ = [
     "as_python_scalar",
     "python_scalar_dtype",
     "dtype_from_name",
+    "as_dtype",
 ]
 
 _KINDS = ("bool", "int", "uint", "float", "complex")
+#: StrideWeave's kind name -> NumPy's one-letter kind code
+_NUMPY_KIND = {"bool": "b", "int": "i", "uint": "u", "float": "f", "complex": "c"}
 
 
-@dataclass(frozen=True, slots=True)
+def _kind_class(long: str) -> type:
+    """The str subclass of one kind: its value is NumPy's code (``"f"``), and it also equals ``"float"``.
+
+    NumPy dtype code asks ``dtype.kind in "cfO"`` (a substring test on the
+    code); StrideWeave's own code asks ``dtype.kind in ("float", "complex")``
+    and keys tables by the name, so the hash is the name's. Equality and hash
+    are builtin methods (a frozenset's ``__contains__``, the name's
+    ``__hash__``), so comparing a kind costs no Python call.
+    """
+    return type(f"Kind_{long}", (str,), {
+        "__slots__": (), "__module__": __name__, "long": long,
+        "__eq__": frozenset({long, _NUMPY_KIND[long]}).__contains__,
+        "__ne__": object.__ne__,  # the inverse of __eq__
+        "__hash__": long.__hash__,
+        "__reduce__": lambda self: (_kind, (self.long,)),
+    })
+
+
+_KIND_OF = {long: _kind_class(long)(code) for long, code in _NUMPY_KIND.items()}
+
+
+def _kind(long: str) -> str:
+    return _KIND_OF[long]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class SimpleDType:
     """One element type: ``name`` (``"float32"``), ``kind`` and width in bits.
 
     Instances are interned in :class:`DType`; compare them with ``==`` (or
-    ``is``: the module only ever builds one of each).
+    ``is``: the module only ever builds one of each). A SimpleDType also
+    answers what NumPy dtype code asks: ``kind`` is NumPy's one-letter code
+    (``"f"``, which also equals ``"float"``), ``itemsize``, ``name``, ``type``,
+    ``char``; it equals the NumPy dtype of its name (``DType.Float32 ==
+    np.float32 == np.dtype("float32") == "float32"``, the torch dtype
+    ``torch.float32`` too) and hashes as that NumPy dtype, and
+    ``np.dtype(DType.Float32)`` is ``np.dtype("float32")``.
     """
 
     name: str
     kind: str
     bits: int
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self):
         if self.kind not in _KINDS:
             raise ValueError(f"SimpleDType kind {self.kind!r} is not one of {_KINDS}")
+        object.__setattr__(self, "kind", _KIND_OF[self.kind])
+        object.__setattr__(self, "_hash", hash(_np.dtype(self.name)))
+
+    def __eq__(self, other):
+        if other.__class__ is SimpleDType:
+            return self.name == other.name
+        found = _known_dtype(other)
+        return found is not None and found.name == self.name
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return self._hash
+
+    def __reduce__(self):
+        return dtype_from_name, (self.name,)
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of this name (so ``np.dtype(DType.Float32)`` and ``np.issubdtype`` work)."""
+        return _np.dtype(self.name)
+
+    @property
+    def type(self):
+        """NumPy's scalar type of this dtype (``np.float32``)."""
+        return _np.dtype(self.name).type
+
+    @property
+    def char(self) -> str:
+        """NumPy's one-character type code (``"f"`` for float32)."""
+        return _np.dtype(self.name).char
 
     @property
     def itemsize(self) -> int:
@@ -59,11 +126,11 @@ class SimpleDType:
 
     @property
     def is_floating(self) -> bool:
-        return self.kind == "float"
+        return self.kind.long == "float"
 
     @property
     def is_integral(self) -> bool:
-        return self.kind in ("int", "uint")
+        return self.kind.long in ("int", "uint")
 
     def __repr__(self) -> str:
         return f"DType.{_PUBLIC_NAMES.get(self.name, self.name)}"
@@ -86,7 +153,7 @@ class DTypeCategory:
     def contains(self, dtype) -> bool:
         """Whether ``dtype`` (a SimpleDType or CompoundDType) is in this category."""
         if isinstance(dtype, SimpleDType):
-            return dtype.kind in self.kinds
+            return dtype.kind.long in self.kinds
         if isinstance(dtype, CompoundDType):
             return self.name == "Any"
         return False
@@ -182,6 +249,9 @@ class DType:
     Int32 = SimpleDType("int32", "int", 32)
     Int64 = SimpleDType("int64", "int", 64)
     UInt8 = SimpleDType("uint8", "uint", 8)
+    UInt16 = SimpleDType("uint16", "uint", 16)
+    UInt32 = SimpleDType("uint32", "uint", 32)
+    UInt64 = SimpleDType("uint64", "uint", 64)
     Float16 = SimpleDType("float16", "float", 16)
     Float32 = SimpleDType("float32", "float", 32)
     Float64 = SimpleDType("float64", "float", 64)
@@ -203,15 +273,51 @@ SIMPLE_DTYPES = (
     DType.Bool, DType.Int8, DType.Int16, DType.Int32, DType.Int64,
     DType.UInt8, DType.Float16, DType.Float32, DType.Float64,
 )
-#: Every dtype a carrier can store: the simple ones plus complex (forward only,
-#: for the Array API namespace; the op library's rules and grids cover SIMPLE_DTYPES).
-STORED_DTYPES = SIMPLE_DTYPES + (DType.Complex64, DType.Complex128)
+#: Every dtype a carrier can store: the simple ones, the wider unsigned integers
+#: (the standard's full set; torch stores them with few operations) and complex
+#: (forward only, for the Array API namespace; the op library's rules and grids
+#: cover SIMPLE_DTYPES).
+STORED_DTYPES = SIMPLE_DTYPES + (DType.UInt16, DType.UInt32, DType.UInt64, DType.Complex64, DType.Complex128)
 _BY_NAME = {d.name: d for d in STORED_DTYPES}
 _PUBLIC_NAMES = {
     "bool": "Bool", "int8": "Int8", "int16": "Int16", "int32": "Int32",
-    "int64": "Int64", "uint8": "UInt8", "float16": "Float16",
-    "float32": "Float32", "float64": "Float64", "complex64": "Complex64", "complex128": "Complex128",
+    "int64": "Int64", "uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+    "float16": "Float16", "float32": "Float32", "float64": "Float64", "complex64": "Complex64",
+    "complex128": "Complex128",
 }
+_PY_TYPES = (bool, int, float, complex)
+
+
+def _known_dtype(value) -> SimpleDType | None:
+    """The SimpleDType that a NumPy dtype, NumPy scalar type, dtype name or torch dtype names; else None."""
+    if value.__class__ is SimpleDType:
+        return value
+    if value.__class__.__module__ == "torch":  # torch.float32: its str is "torch.float32"; torch is not imported
+        name = str(value)
+        return _BY_NAME.get(name[6:]) if name.startswith("torch.") else None
+    if isinstance(value, (str, _np.dtype)) or (isinstance(value, type) and (
+            issubclass(value, _np.generic) or value in _PY_TYPES)):
+        try:
+            return _BY_NAME.get(_np.dtype(value).name)
+        except TypeError:
+            return None
+    return None
+
+
+def as_dtype(value, what: str = "dtype") -> SimpleDType:
+    """The SimpleDType that ``value`` names: a SimpleDType, a NumPy dtype or scalar type, a name or a torch dtype.
+
+    ``np.float32``, ``np.dtype("float32")``, ``"float32"`` and
+    ``torch.float32`` all give ``DType.Float32``; Python's ``float`` is
+    NumPy's ``float64``. Anything else raises ``TypeError`` naming it
+    (``what`` says which argument it was).
+    """
+    found = _known_dtype(value)
+    if found is None:
+        raise TypeError(f"{what} must be a dtype: a StrideWeave dtype (xp.float32, sw.DType.Float32), a NumPy "
+                        f"dtype (np.float32), a name ('float32') or a torch dtype; got "
+                        f"{type(value).__name__}: {value!r}; the dtypes are {sorted(_BY_NAME)}")
+    return found
 
 
 def dtype_from_name(name: str) -> SimpleDType:
@@ -235,12 +341,12 @@ _KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
 def _promote(a: SimpleDType, b: SimpleDType) -> SimpleDType:
     if a is b or a == b:
         return a
-    if a.kind == b.kind:
+    if a.kind.long == b.kind.long:
         return a if a.bits >= b.bits else b
-    kinds = {a.kind, b.kind}
+    kinds = {a.kind.long, b.kind.long}
     if kinds == {"int", "uint"}:
         # Array API: uintN with intM -> the smallest signed type holding both.
-        u, s = (a, b) if a.kind == "uint" else (b, a)
+        u, s = (a, b) if a.kind.long == "uint" else (b, a)
         wider = _signed_for_bits(max(s.bits, 2 * u.bits))
         if wider is not None:
             return wider
@@ -248,15 +354,15 @@ def _promote(a: SimpleDType, b: SimpleDType) -> SimpleDType:
                         "explicitly with astype")
     # Mixed kinds (the rule JAX and PyTorch share): bool with a number gives the
     # number's dtype, an integer with a floating dtype gives that floating dtype.
-    low, high = (a, b) if _KIND_RANK[a.kind] < _KIND_RANK[b.kind] else (b, a)
-    if high.kind == "complex" and low.kind == "float":
+    low, high = (a, b) if _KIND_RANK[a.kind.long] < _KIND_RANK[b.kind.long] else (b, a)
+    if high.kind.long == "complex" and low.kind.long == "float":
         return _complex_holding(max(low.bits * 2, high.bits))
     return high
 
 
 def _complex_holding(bits: int) -> SimpleDType:
     for dtype in STORED_DTYPES:
-        if dtype.kind == "complex" and dtype.bits == bits:
+        if dtype.kind.long == "complex" and dtype.bits == bits:
             return dtype
     raise TypeError(f"no complex dtype of {bits} bits")
 
@@ -270,9 +376,9 @@ def as_python_scalar(value):
 
 
 def _check_range(value: int, dtype: SimpleDType) -> None:
-    if dtype.kind == "int":
+    if dtype.kind.long == "int":
         low, high = -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1))
-    elif dtype.kind == "uint":
+    elif dtype.kind.long == "uint":
         low, high = 0, 1 << dtype.bits
     else:
         return
@@ -290,40 +396,40 @@ def scalar_result_type(value, dtype: SimpleDType) -> SimpleDType:
     if isinstance(value, bool):
         return dtype
     if isinstance(value, int):
-        if dtype.kind == "bool":
+        if dtype.kind.long == "bool":
             return DType.Int32
         _check_range(value, dtype)
         return dtype
     if isinstance(value, float):
-        return dtype if _KIND_RANK[dtype.kind] >= _KIND_RANK["float"] else DType.Float32
+        return dtype if _KIND_RANK[dtype.kind.long] >= _KIND_RANK["float"] else DType.Float32
     if isinstance(value, complex):
-        if dtype.kind == "complex":
+        if dtype.kind.long == "complex":
             return dtype
-        return _complex_holding(max(64, 2 * dtype.bits) if dtype.kind == "float" else 64)
+        return _complex_holding(max(64, 2 * dtype.bits) if dtype.kind.long == "float" else 64)
     raise TypeError(f"expected a Python or NumPy scalar, got {type(value).__name__}: {value!r}")
 
 
 def _scalar_fits(value, dtype: SimpleDType) -> bool:
     """Whether writing the Python scalar ``value`` into storage of ``dtype`` keeps its kind and range."""
     if isinstance(value, bool):
-        return dtype.kind == "bool"
+        return dtype.kind.long == "bool"
     if isinstance(value, int):
-        if dtype.kind in ("int", "uint"):
+        if dtype.kind.long in ("int", "uint"):
             try:
                 _check_range(value, dtype)
             except OverflowError:
                 return False
             return True
-        return dtype.kind in ("float", "complex")
+        return dtype.kind.long in ("float", "complex")
     if isinstance(value, float):
-        return dtype.kind in ("float", "complex")
+        return dtype.kind.long in ("float", "complex")
     if isinstance(value, complex):
-        return dtype.kind == "complex"
+        return dtype.kind.long == "complex"
     return False
 
 
 def result_type(*operands):
-    """The result dtype of combining ``operands`` (SimpleDTypes and Python or NumPy scalars).
+    """The result dtype of combining ``operands`` (dtypes, see :func:`as_dtype`, and Python or NumPy scalars).
 
     One rule on every carrier, implemented here rather than inherited from a
     backend: the Array API table within a kind; across kinds, bool < integer
@@ -331,6 +437,8 @@ def result_type(*operands):
     with a Float32 Tensor gives Float32); scalars are weak (see
     :func:`scalar_result_type`). At least one operand must be a dtype.
     """
+    operands = [x if isinstance(x, SimpleDType) or as_python_scalar(x) is not None else _known_dtype(x) or x
+                for x in operands]
     dtypes = [x for x in operands if isinstance(x, SimpleDType)]
     if not dtypes:
         raise TypeError(f"result_type needs at least one SimpleDType, got {operands!r}")
@@ -369,5 +477,5 @@ def scalar_operand(value: Any, dtype, name: str) -> Any:
     scalar = as_python_scalar(value)
     if scalar is None or isinstance(scalar, complex):
         raise TypeError(f"{name} expects Tensors or Python scalars, got {type(value).__name__}: {value!r}")
-    kind = result_type(dtype, scalar).kind  # OverflowError for an int out of the dtype's range
+    kind = result_type(dtype, scalar).kind.long  # OverflowError for an int out of the dtype's range
     return float(scalar) if kind == "float" else int(scalar) if kind in ("int", "uint") else scalar

@@ -1,4 +1,4 @@
-"""Run scikit-learn and SciPy code on StrideWeave arrays and judge its gradient.
+"""Run library code (scikit-learn, SciPy, xarray, marray, einops, ...) on StrideWeave arrays and judge its gradient.
 
 A case is one library call ``program(x)`` written as a user of the library
 writes it. It runs on a Float32 StrideWeave Tensor on one carrier, the loss

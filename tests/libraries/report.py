@@ -1,4 +1,4 @@
-"""Print the scikit-learn / SciPy gradient agreement table as Markdown.
+"""Print the library gradient agreement table (scikit-learn, SciPy, xarray, marray, einops, array-api-extra) as Markdown.
 
 Run from the repository root::
 
@@ -28,14 +28,16 @@ from _library_harness import CARRIERS, markdown_details, markdown_table, require
 def _versions() -> str:
     import importlib.metadata
 
-    names = ["strideweave", "scikit-learn", "scipy", "torch", "jax", "array-api-strict", "array-api-compat"]
+    names = ["strideweave", "scikit-learn", "scipy", "xarray", "marray", "einops", "array-api-extra", "opt-einsum",
+             "torch", "jax", "array-api-strict", "array-api-compat"]
     found = []
     for name in names:
         try:
             found.append(f"{name} {importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             continue
-    return "Measured with " + ", ".join(found) + "; reference: torch.autograd in float64."
+    return ("Measured with " + ", ".join(found) + "; reference: torch.autograd in float64 on the same library "
+            "code, else float64 central differences of it on NumPy.")
 
 
 def main(argv=None) -> None:
@@ -47,12 +49,15 @@ def main(argv=None) -> None:
     parser.add_argument("--carrier", action="append", choices=CARRIERS, help="only these carriers (repeatable)")
     args = parser.parse_args(argv)
     require_scipy_array_api()
+    import _consumer_cases
     import _scipy_cases
     import _sklearn_cases
+    import _xarray_cases
 
+    cases = _sklearn_cases.CASES + _scipy_cases.CASES + _consumer_cases.CASES + _xarray_cases.CASES
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        outcomes = run_all(_sklearn_cases.CASES + _scipy_cases.CASES, args.carrier)
+        outcomes = run_all(cases, args.carrier)
     print(_versions() + "\n")
     print(markdown_table(outcomes))
     if args.details:

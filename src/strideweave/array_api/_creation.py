@@ -24,6 +24,7 @@ __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """A Tensor from a Tensor, a native array, a Python scalar or nested sequences (C order)."""
+    dtype = _dtype(dtype, None)
     if isinstance(obj, Tensor):
         out = obj
         if device is not None and _kind(device) != obj._carriers[0].kind:
@@ -126,7 +127,7 @@ def _from_numpy_dtype(npdtype) -> SimpleDType:
     return dtype_from_name(np.dtype(npdtype).name)
 
 
-_WIDE = ("float64", "int64", "complex128")
+_WIDE = ("float64", "int64", "uint64", "complex128")
 
 
 def _from_host(host: np.ndarray, kind, requested: bool = True) -> Tensor:
@@ -215,6 +216,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     """Evenly spaced values in ``[start, stop)``."""
     if stop is None:
         start, stop = 0, start
+    dtype = _dtype(dtype, None)
     if dtype is None:
         dtype = (DType.Float32 if any(isinstance(v, float) for v in (start, stop, step))
                  else default_int(_kind(device)))

@@ -51,13 +51,14 @@ def _default_device() -> Any:
     return NamedDevice(kind.device, kind) if isinstance(kind.device, str) else kind.device
 
 
-_DTYPES = {"bool": DType.Bool, "int8": DType.Int8, "int16": DType.Int16, "int32": DType.Int32,
-           "int64": DType.Int64, "uint8": DType.UInt8, "float32": DType.Float32, "float64": DType.Float64,
-           "complex64": DType.Complex64, "complex128": DType.Complex128}
-_KINDS = {"bool": ("bool",), "signed integer": ("int8", "int16", "int32", "int64"), "unsigned integer": ("uint8",),
-          "integral": ("int8", "int16", "int32", "int64", "uint8"), "real floating": ("float32", "float64"),
+_DTYPES = {d.name: d for d in (DType.Bool, DType.Int8, DType.Int16, DType.Int32, DType.Int64, DType.UInt8,
+                                DType.UInt16, DType.UInt32, DType.UInt64, DType.Float32, DType.Float64,
+                                DType.Complex64, DType.Complex128)}
+_SIGNED, _UNSIGNED = ("int8", "int16", "int32", "int64"), ("uint8", "uint16", "uint32", "uint64")
+_KINDS = {"bool": ("bool",), "signed integer": _SIGNED, "unsigned integer": _UNSIGNED,
+          "integral": _SIGNED + _UNSIGNED, "real floating": ("float32", "float64"),
           "complex floating": ("complex64", "complex128"),
-          "numeric": ("int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128")}
+          "numeric": _SIGNED + _UNSIGNED + ("float32", "float64", "complex64", "complex128")}
 
 
 class Info:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as _ops
-from ..dtypes import SimpleDType
+from ..dtypes import as_dtype
 from ..layout import Shape
 from ..tensors.tensor import Tensor
 
@@ -21,12 +21,11 @@ def to_0d(t: Tensor) -> Tensor:
 
 
 def checked_dtype(dtype, default):
-    """``dtype`` when it is one of the namespace's dtypes, ``default`` for None."""
+    """The namespace's dtype that ``dtype`` names (``xp.float32``, ``np.float32``, ``"float32"``, a torch
+    dtype); ``default`` for None."""
     if dtype is None:
         return default
-    if not isinstance(dtype, SimpleDType):
-        raise TypeError(f"dtype must be one of this namespace's dtypes (e.g. float32), got {dtype!r}")
-    return dtype
+    return as_dtype(dtype)
 
 
 def checked_shape(shape) -> tuple:

@@ -40,6 +40,9 @@ def _host_key(key: Any, shape: tuple) -> Any:
             if part.dtype.kind not in ("bool", "int", "uint"):
                 raise IndexError(f"an array index must have an integer or boolean dtype, got {part.dtype!r}")
             part = part.numpy()
+        elif isinstance(part, np.ndarray) and part.ndim:  # a NumPy index array (xarray's .sel, .groupby)
+            if part.dtype.kind not in "biu":
+                raise IndexError(f"an array index must have an integer or boolean dtype, got NumPy {part.dtype}")
         elif part is None or part is Ellipsis or isinstance(part, slice):
             pass
         elif isinstance(part, (bool, np.bool_)):

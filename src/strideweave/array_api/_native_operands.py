@@ -22,6 +22,9 @@ import numpy as np
 
 from ..carriers import TracerError, kind_for_array
 from ..tensors.tensor import Tensor
+from ._nan_reductions import FUNCTIONS as _NAN_FUNCTIONS
+from ._numpy_extras import gradient as _gradient, isin as _isin, nanquantile as _nanquantile, pad as _pad
+from ._numpy_extras import quantile as _quantile
 
 __all__ = ["constant", "array_ufunc", "array_function"]
 
@@ -188,6 +191,8 @@ _FUNCTIONS = {
     "shape": lambda a: a.shape, "ndim": lambda a: a.ndim, "size": lambda a: a.size,
     "allclose": _values(np.allclose), "isclose": _values(np.isclose), "array_equal": _values(np.array_equal),
     "array_equiv": _values(np.array_equiv),
+    **_NAN_FUNCTIONS,
+    "quantile": _quantile, "nanquantile": _nanquantile, "pad": _pad, "isin": _isin, "gradient": _gradient,
 }
 
 

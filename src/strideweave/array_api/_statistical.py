@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops
+from ..dtypes import as_dtype
 from ..ops._args import axes as _axes, tensor as _check
 from ..ops._natural import wrap_natural
 from ..ops.reduction import RULES as _RULES
@@ -29,8 +30,8 @@ def _reduce(op_class, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -
 
 def _sum_dtype(x: Tensor, dtype):
     # The standard: integer sums and products accumulate in the default integer dtype. Unsigned
-    # ones would take the default unsigned dtype, which StrideWeave does not store (only uint8):
-    # they widen to the default integer dtype, as in PyTorch.
+    # ones widen to it too, as in PyTorch (whose uint16/32/64 lack most operations), and as
+    # cumulative_sum does.
     if dtype is None and x.dtype.kind in ("int", "uint", "bool"):
         default = default_int(x._carriers[0].kind)
         return default if x.dtype.bits < default.bits or x.dtype.kind == "bool" else None
@@ -41,12 +42,13 @@ def _accumulate(op_class, name, x, axis, dtype, keepdims):
     if dtype is None and x.__class__ is Tensor and x._dtype.kind in ("float", "complex"):
         return _reduce(op_class, name, x, axis, keepdims)  # accumulated in its own dtype, as below
     x = _check(x, name)
+    dtype = None if dtype is None else as_dtype(dtype, f"{name}: dtype")
     dtype = _sum_dtype(x, dtype)
     want = dtype or x.dtype
     compute = dtype
     if want.kind == "uint":
-        # NumPy widens unsigned sums to uint64, which is not stored: accumulate in the default
-        # integer dtype and wrap back to ``want``, as accumulating in it would.
+        # Not every backend sums wide unsigned types (torch): accumulate in the default integer
+        # dtype and wrap back to ``want``, as accumulating in it would (two's complement).
         compute = default_int(x._carriers[0].kind)
     out = _reduce(op_class, name, x, axis, keepdims, compute)
     # Some backends widen small integer sums on their own (torch: uint8 -> int64); the standard fixes the dtype.

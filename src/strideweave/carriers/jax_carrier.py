@@ -31,7 +31,7 @@ from .generic import _SCALARS, read_through
 __all__ = ["JaxCarrier"]
 
 #: The 32-bit type JAX stores for a 64-bit request outside x64 mode.
-_NARROW = {"float64": "float32", "int64": "int32", "complex128": "complex64"}
+_NARROW = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
 #: Warnings point at the first frame outside StrideWeave.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

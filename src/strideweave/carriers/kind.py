@@ -94,7 +94,7 @@ def missing_wide_types(kind: CarrierKind) -> tuple:
         import jax
 
         if not jax.config.jax_enable_x64:
-            return ("int64", "float64", "complex128")
+            return ("int64", "uint64", "float64", "complex128")
     return ()
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._marks import mark_unit
 from ..carriers import TracerError, carrier_for_array, kind_for_array, resolve, transfer
-from ..dtypes import CompoundDType, DType, SimpleDType, dtype_from_name
+from ..dtypes import CompoundDType, DType, SimpleDType, as_dtype, dtype_from_name
 from ..layout import Layout, Shape
 from ..layout.order import row_major
 from .tensor import Tensor
@@ -167,7 +167,8 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
     ``data[i][j]`` is the value at coordinate ``(i, j)``. Python floats give
     Float32, ints Int32, bools Bool; a native array keeps its dtype and is
     wrapped without copying where its strides allow, unless ``carrier``
-    names another carrier (then the values are copied there).
+    names another carrier (then the values are copied there). ``dtype`` may
+    also be given as NumPy or torch give it (``np.float32``, ``"float32"``).
     ``requires_grad`` is torch's switch, which StrideWeave has no use for
     (every Float32 Tensor is differentiable): any value raises ``TypeError``.
     """
@@ -176,6 +177,7 @@ def tensor(data: Any, dtype: SimpleDType | None = None, *, carrier: Any = None, 
                         f"{requires_grad!r}): in StrideWeave every Float32 Tensor is differentiable and no other "
                         f"is, so sw.tensor(data, dtype=sw.DType.Float32) is a leaf whose .grad backward fills; "
                         f"run code under `with sw.no_grad():`, or use t.detach(), to keep it out of the graph")
+    dtype = None if dtype is None else as_dtype(dtype, "tensor: dtype")
     if isinstance(data, Tensor):
         data = data.to_array()
     try:
@@ -215,6 +217,7 @@ def converted(t: Tensor, dtype: SimpleDType | None = None, kind: Any = None) -> 
 def from_storage(storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
                  carrier: Any = None, device: Any = None) -> Tensor:
     """View a flat sequence or 1-D native array through ``layout`` at ``offset``, as is."""
+    dtype = None if dtype is None else as_dtype(dtype, "from_storage: dtype")
     if not isinstance(layout, Layout):
         raise TypeError(f"from_storage: layout must be a Layout, got {type(layout).__name__}: {layout!r}")
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)) or offset < 0:
@@ -259,6 +262,8 @@ def full(shape: Any, value: Any, dtype: SimpleDType | CompoundDType = DType.Floa
     elif layout.shape.modes != modes:
         raise ValueError(f"layout {layout} does not have the requested shape {Shape(modes)}")
     kind = resolve(carrier, device=device)
+    if not isinstance(dtype, CompoundDType):
+        dtype = as_dtype(dtype, "dtype")
     fields = dtype.fields if isinstance(dtype, CompoundDType) else (("", dtype),)
     carriers = []
     for _, field_dtype in fields:
