@@ -183,6 +183,13 @@ CASES.update({
     "linalg.eigh": Case((spd(),), lambda ns, a: ns.linalg.eigh(a), compare="abs"),
     "linalg.svd": Case((spd(),), lambda ns, a: ns.linalg.svd(a), compare="abs"),
     "linalg.qr": Case((real(),), lambda ns, a: ns.linalg.qr(a), compare="abs"),
+    # beyond the standard, for the consumer libraries (NumPy's meaning)
+    "einsum": Case((real(), real()), lambda ns, a, b: ns.einsum("ij,kj->ik", a, b)),
+    "gradient": Case((real(),), lambda ns, a: ns.gradient(a, axis=0)),
+    "isin": Case((ints(0, 6), ints(0, 6, (3,))), lambda ns, a, b: ns.isin(a, b)),
+    "pad": Case((real(),), lambda ns, a: ns.pad(a, ((1, 0), (0, 2)), constant_values=0.5)),
+    "quantile": Case((real(),), lambda ns, a: ns.quantile(a, 0.3, axis=0)),
+    "transpose": Case((real((2, 3, 4)),), lambda ns, a: ns.transpose(a, (1, 2, 0))),
     "special.betainc": Case((between(0.5, 3.0), between(0.5, 3.0), between(0.1, 0.9)),
                             lambda ns, a, b, x: ns.special.betainc(a, b, x)),
     "special.betaincc": Case((between(0.5, 3.0), between(0.5, 3.0), between(0.1, 0.9)),
