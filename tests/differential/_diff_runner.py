@@ -19,6 +19,7 @@ asked for); and the failures: ``silent difference`` and ``strideweave crash``
 from __future__ import annotations
 
 import dataclasses
+import re
 import traceback
 import warnings
 
@@ -224,7 +225,27 @@ def minimize(program: Program, carrier: str, kind: str, *, singular: bool = Fals
                 if classify(smaller, carrier, singular=singular).kind == kind:
                     program, changed = smaller, True
                     break
-    return program
+    renamed = _renumbered(program)
+    return renamed if classify(renamed, carrier, singular=singular).kind == kind else program
+
+
+def _renumbered(program: Program) -> Program:
+    """Leaves ``x0, x1, ...`` and variables ``v0, v1, ...`` in order of appearance, after the cuts."""
+    names = {}
+    for name, _ in program.leaves:
+        names[name] = f"x{len(names)}"
+    count = 0
+    for line in program.lines:
+        head = re.match(r"(v\d+) = ", line)
+        if head and head.group(1) not in names:
+            names[head.group(1)] = f"v{count}"
+            count += 1
+
+    def rename(text):
+        return re.sub(r"\b[xv]\d+\b", lambda m: names.get(m.group(0), m.group(0)), text)
+
+    leaves = tuple((names[n], d) for n, d in program.leaves)
+    return Program(leaves, tuple(rename(line) for line in program.lines))
 
 
 def reproducer(program: Program, carrier: str, outcome: Outcome) -> str:
