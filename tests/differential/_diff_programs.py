@@ -69,7 +69,13 @@ class HypothesisChooser:
         return self._data.draw(self._st.integers(lo, hi))
 
 
+class NoChoice(Exception):
+    """Nothing fits the statement being drawn (an empty array, say): another one is drawn."""
+
+
 def _pick(c, seq):
+    if not seq:
+        raise NoChoice
     return seq[c.int(0, len(seq) - 1)]
 
 
@@ -440,7 +446,10 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
     while len(program.lines) < target and attempts < 4 * max_lines:
         attempts += 1
         kind = _pick(c, _TABLE)
-        line = kind(c, env, f"v{n}", flipped) if kind is _write else kind(c, env, f"v{n}")
+        try:
+            line = kind(c, env, f"v{n}", flipped) if kind is _write else kind(c, env, f"v{n}")
+        except NoChoice:
+            continue
         if line is None:
             continue
         new_env = shadow(program, line)

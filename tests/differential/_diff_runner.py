@@ -209,24 +209,39 @@ def classify(program: Program, carrier: str, *, singular: bool = False) -> Outco
 
 # ----- minimal reproducers -----
 
+def _message(outcome: Outcome) -> str:
+    """An error's type and the start of its message, without the statement that raised it."""
+    if outcome.kind not in (LOUD, CRASH):
+        return ""
+    head = outcome.detail.split(" at ", 1)[0]
+    return head + outcome.detail.split("): ", 1)[-1][:50]
+
+
 def minimize(program: Program, carrier: str, kind: str, *, singular: bool = False) -> Program:
-    """Drop statements and leaves while the program still fails the same way."""
+    """Drop statements and leaves while the program still fails the same way (a refusal: the same error)."""
+    first = classify(program, carrier, singular=singular)
+    target = (kind, _message(first) if first.kind == kind else "")
+
+    def same(candidate):
+        outcome = classify(candidate, carrier, singular=singular)
+        return (outcome.kind, _message(outcome) if target[1] else "") == target
+
     changed = True
     while changed:
         changed = False
         for i in reversed(range(len(program.lines))):
             smaller = program.without(i)
-            if classify(smaller, carrier, singular=singular).kind == kind:
+            if same(smaller):
                 program, changed = smaller, True
         text = program.body()
         for j, (name, _) in enumerate(program.leaves):
             if name not in text and len(program.leaves) > 1:
                 smaller = Program(program.leaves[:j] + program.leaves[j + 1:], program.lines)
-                if classify(smaller, carrier, singular=singular).kind == kind:
+                if same(smaller):
                     program, changed = smaller, True
                     break
     renamed = _renumbered(program)
-    return renamed if classify(renamed, carrier, singular=singular).kind == kind else program
+    return renamed if same(renamed) else program
 
 
 def _renumbered(program: Program) -> Program:
