@@ -118,7 +118,11 @@ def run_strideweave(program: Program, carrier: str) -> Run:
     def grad_of(t):
         return None if t.grad is None else np.asarray(t.grad.numpy())
 
-    return _run(program, env, lambda t: np.asarray(t.numpy()), grad_of, lambda loss: loss.backward())
+    def backward(loss):
+        if loss.is_differentiable():  # else every gradient stays None, compared as zeros
+            loss.backward()
+
+    return _run(program, env, lambda t: np.asarray(t.numpy()), grad_of, backward)
 
 
 def run_torch(program: Program, singular: bool = False, guard: bool = True) -> Run:
@@ -132,7 +136,11 @@ def run_torch(program: Program, singular: bool = False, guard: bool = True) -> R
     def grad_of(t):
         return None if t.grad is None else t.grad.numpy()
 
-    return _run(program, env, lambda t: t.detach().numpy().copy(), grad_of, lambda loss: loss.backward())
+    def backward(loss):
+        if loss.requires_grad:  # a program whose outputs hold no history: nothing to differentiate
+            loss.backward()
+
+    return _run(program, env, lambda t: t.detach().numpy().copy(), grad_of, backward)
 
 
 # ----- comparing -----
