@@ -401,7 +401,9 @@ def _write(c, env, v, flipped=()):
         return None  # a write into a leaf made from data: the contract's refusal, drawn now and then
     target = _pick(c, held) if held and _coin(c, 92) else _pick(c, floats)
     if any(np.shares_memory(env[target], env[f]) for f in flipped if f in env):
-        return None  # flip is a view in NumPy and here, a copy in torch: a write there has two meanings
+        # flip is a view in NumPy and here, a copy in torch; reshape is a view where the storage
+        # order allows, which differs between libraries: the standard leaves such aliasing open
+        return None
     key = None
     shape = env[target].shape
     if _coin(c, 60) and shape:
@@ -457,7 +459,7 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
             continue
         program, env = Program(program.leaves, program.lines + (line,)), new_env
         if line.startswith(f"v{n} ="):
-            if line.startswith(f"v{n} = xp.flip("):
+            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(")):
                 flipped.append(f"v{n}")
             n += 1
     return program
