@@ -148,7 +148,7 @@ def check_fits(value: Any, shape: tuple, what: str) -> None:
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"cannot write a value of shape {tuple(value.shape)} into {what} of shape {tuple(shape)}")
+        raise ValueError(f"cannot write a value of shape {value.shape} into {what} of shape {shape}")
 
 
 #: Nodes that saved a carrier's storage only to route cotangents through it (views, ``y + v`` on the
