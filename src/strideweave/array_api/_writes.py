@@ -37,6 +37,7 @@ from .. import ops as _ops
 from ..autograd.cotangents import cotangent_for
 from ..carriers import NumpyCarrier
 from ..dtypes import DType
+from ..errors import LeafWriteError
 from ..operation import Operation, _state, _unique_carriers, no_grad, result_state, versions_of
 from ..ops._natural import _to_rev, natural
 from ..ops.views import View
@@ -121,13 +122,13 @@ def recorded(base: Tensor, value: Any) -> bool | None:
     return None
 
 
-def refusal(target: Tensor, base: Tensor) -> RuntimeError:
+def refusal(target: Tensor, base: Tensor) -> LeafWriteError:
     """The error for a Float32 Tensor written into a leaf that is no fresh buffer (nothing is written)."""
     carrier = type(base._carriers[0]).__name__
     what = "the leaf" if target is base else "a view of the leaf"
     fresh = "" if base._dtype is not _FLOAT32 else (
         " (a buffer made by zeros, empty, full, ... stops being fresh once a recorded operation reads it)")
-    return RuntimeError(
+    return LeafWriteError(
         f"an in-place write of a Float32 Tensor into {what} Tensor of shape {tuple(base.shape)} "
         f"({base._dtype!r}, {carrier}) would drop the written value's gradient history: a leaf that is "
         f"not a fresh buffer{fresh} cannot become the result of a write, as torch refuses an in-place "
