@@ -44,7 +44,7 @@ from ..ops.views import View
 from ..tensors.broadcasting import sum_to
 from ..tensors.tensor import _LOST_PRECISION, Tensor, lost_precision_origin
 from ..tensors.values import kind_of
-from ..tensors.writes import write as write_storage
+from ..tensors.writes import check_fits, write as write_storage
 from ._native_operands import constant
 
 __all__ = ["inplace_operator", "recorded_setitem", "WrittenValue"]
@@ -137,19 +137,25 @@ def refusal(target: Tensor, base: Tensor) -> LeafWriteError:
         f"(`x = xp.asarray(x, copy=True)`) or compute out of place (`x = x - m`)")
 
 
-def check_fits(value: Any, shape: tuple, what: str) -> None:
-    """ValueError when ``value`` does not broadcast to ``shape`` (a write's shape error comes first)."""
+def check_selected(value: Any, selected: tuple) -> None:
+    """ValueError when ``value`` does not broadcast to the ``selected`` shape of ``x[key] = value``."""
     if not isinstance(value, Tensor):
         return
     value_shape = tuple(value.shape)
-    while len(value_shape) > len(shape) and value_shape[0] == 1:
+    while len(value_shape) > len(selected) and value_shape[0] == 1:
         value_shape = value_shape[1:]  # leading ones broadcast away, as NumPy assigns them
     try:
-        fits = len(value_shape) <= len(shape) and np.broadcast_shapes(value_shape, tuple(shape)) == tuple(shape)
+        fits = len(value_shape) <= len(selected) and np.broadcast_shapes(value_shape, selected) == selected
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"cannot write a value of shape {value.shape} into {what} of shape {shape}")
+        raise ValueError(f"cannot assign a value of shape {tuple(value.shape)} to elements of shape {selected}")
+
+
+def _check_write(target: Tensor, value: Any) -> None:
+    """The shape errors of ``fill_`` / ``copy_`` / ``add_``, raised before a refusal, as the write raises them."""
+    if isinstance(value, Tensor):
+        check_fits(target, value)
 
 
 #: Nodes that saved a carrier's storage only to route cotangents through it (views, ``y + v`` on the
@@ -413,7 +419,7 @@ def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write
     value = written_back(value, base)
     mode = recorded(base, value)
     if mode is None:
-        check_fits(value, selected, "the selected elements")
+        check_selected(value, tuple(selected))
         raise refusal(x, base)
     if not mode:
         _updated(x, base, write)
@@ -498,7 +504,7 @@ def fill_(self, value):
     base = base_of(self)
     mode = recorded(base, value)
     if mode is None:
-        check_fits(value, self.shape, "a Tensor")
+        _check_write(self, value)
         raise refusal(self, base)
     if mode:
         _record(self, base, value, lambda: _raw_write(self, value))
@@ -514,7 +520,7 @@ def copy_(self, source):
     source = written_back(source, base)
     mode = recorded(base, source)
     if mode is None:
-        check_fits(source, self.shape, "a Tensor")
+        _check_write(self, source)
         raise refusal(self, base)
     if not mode:
         _updated(self, base, lambda: _raw_write(self, source))
@@ -530,7 +536,7 @@ def add_(self, other):
     other = written_back(other, base)
     mode = recorded(base, other)
     if mode is None:
-        check_fits(other, self.shape, "a Tensor")
+        _check_write(self, other)
         raise refusal(self, base)
     if not mode:
         _updated(self, base, lambda: _raw_write(self, other, add=True))
