@@ -326,3 +326,14 @@ def test_pickle_stores_values_and_loads_a_leaf(carrier):
     xp.sum(loaded * loaded).backward()
     assert x.grad is None
     np.testing.assert_allclose(loaded.grad.numpy(), 4.0 * X0, rtol=1e-6)
+
+
+def test_a_float32_tensor_into_a_leaf_of_another_dtype_is_refused(carrier):
+    x = _sw(X0, carrier)
+    out = xp.zeros((2, 4), dtype=xp.int32, device=carrier)
+    with pytest.raises(RuntimeError, match="only Float32 is differentiable"):
+        out[...] = x * 2.0                     # the cast would drop the product's history
+    np.testing.assert_array_equal(out.numpy(), np.zeros((2, 4)))
+    with sw.no_grad():
+        out[...] = x * 2.0
+    np.testing.assert_array_equal(out.numpy(), (X0 * 2.0).astype(np.int32))

@@ -126,15 +126,18 @@ def refusal(target: Tensor, base: Tensor) -> LeafWriteError:
     """The error for a Float32 Tensor written into a leaf that is no fresh buffer (nothing is written)."""
     carrier = type(base._carriers[0]).__name__
     what = "the leaf" if target is base else "a view of the leaf"
-    fresh = "" if base._dtype is not _FLOAT32 else (
-        " (a buffer made by zeros, empty, full, ... stops being fresh once a recorded operation reads it)")
+    if base._dtype is _FLOAT32:
+        why = ("a leaf that is not a fresh buffer (one made by zeros, empty, full, ... that no recorded "
+               "operation has read yet) cannot become the result of a write, as torch refuses an in-place "
+               "write into a leaf that requires grad")
+    else:
+        why = "only Float32 is differentiable, so the write cannot be recorded in a leaf of another dtype"
     return LeafWriteError(
         f"an in-place write of a Float32 Tensor into {what} Tensor of shape {tuple(base.shape)} "
-        f"({base._dtype!r}, {carrier}) would drop the written value's gradient history: a leaf that is "
-        f"not a fresh buffer{fresh} cannot become the result of a write, as torch refuses an in-place "
-        f"write into a leaf that requires grad. For an update (an optimiser step), write under "
-        f"`with sw.no_grad():`; in code that should differentiate through the write, write into a copy "
-        f"(`x = xp.asarray(x, copy=True)`) or compute out of place (`x = x - m`)")
+        f"({base._dtype!r}, {carrier}) would drop the written value's gradient history: {why}. For an "
+        f"update (an optimiser step), write under `with sw.no_grad():`; in code that should differentiate "
+        f"through the write, write into a copy (`x = xp.asarray(x, copy=True)`) or compute out of place "
+        f"(`x = x - m`)")
 
 
 def check_selected(value: Any, selected: tuple) -> None:
