@@ -34,6 +34,14 @@ __all__ = ["attach"]
 _FLOAT32 = DType.Float32
 
 
+def _copy(self: Tensor) -> Tensor:
+    """``copy.copy(t)``: ``xp.asarray(t, copy=True)``, a recorded copy where ``t`` is differentiable and
+    grad mode is on, else a leaf in fresh storage of the same carrier class and device."""
+    if self._blocks is not None:
+        return copies.fresh_copy(self)
+    return _ops.copy(self)
+
+
 def _namespace(self, /, *, api_version=None):
     if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
         raise ValueError(f"unsupported Array API version {api_version!r}; this namespace implements 2024.12")
@@ -151,8 +159,8 @@ def _attach_tensor_level() -> None:
     # Copies as torch makes them: detached, in fresh storage on the same carrier class and device;
     # copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
     Tensor.__reduce_ex__ = lambda self, protocol: copies.reduce(self)
-    Tensor.__copy__ = lambda self: copies.fresh_copy(self, "copy.copy")
-    Tensor.__deepcopy__ = lambda self, memo: copies.deep_copy(self, memo)
+    Tensor.__copy__ = _copy
+    Tensor.__deepcopy__ = lambda self, memo: copies.deep_copy(self, _copy(self), memo)
     Tensor.fill_ = _writes.fill_
     Tensor.copy_ = _writes.copy_
     Tensor.add_ = _writes.add_

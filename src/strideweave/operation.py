@@ -174,8 +174,13 @@ def result_state(result: Tensor) -> tuple:
     return carriers, tuple([c._version for c in carriers])
 
 
-def versions_of(inputs: tuple[Tensor, ...]) -> tuple[int, ...]:
-    """The versions a node saves for ``inputs``: one per unique carrier, after any content check."""
+def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ...]:
+    """The versions a node saves for ``inputs``: one per unique carrier, after any content check.
+
+    ``reads``: the node reads its inputs' values (every node but a view's), so
+    a fresh buffer among them stops being one (``Carrier._unread``): a later
+    Float32 write into it would change values this node already used.
+    """
     if len(inputs) == 1 and inputs[0]._raw is not None:
         return _UNWRITTEN  # a result with no carrier object yet: nothing can have written to it
     if len(inputs) == 1:
@@ -184,11 +189,15 @@ def versions_of(inputs: tuple[Tensor, ...]) -> tuple[int, ...]:
             carrier = carriers[0]
             if carrier._watch is not None:
                 carrier._watch.capture(carrier)
+            if carrier._unread and reads:
+                carrier._unread = False
             return (carrier._version,)
     carriers = _unique_carriers(inputs)
     for carrier in carriers:
         if carrier._watch is not None:
             carrier._watch.capture(carrier)
+        if carrier._unread and reads:
+            carrier._unread = False
     return tuple([c._version for c in carriers])
 
 
@@ -217,6 +226,9 @@ class Operation:
     #: Whether ``backward`` may read the result's values (True unless a class says otherwise):
     #: a recorded write into the result of a node that does fails that node at backward.
     reads_result = True
+    #: Whether the node's result shares its input's storage without reading its values (a view):
+    #: recording it leaves a fresh buffer fresh (``versions_of``).
+    views_input = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
         # Initialised here rather than in __init__ so subclasses may define
@@ -284,7 +296,7 @@ class Operation:
             return result if origin is None else cut_loudly(result, origin)
         self._inputs = inputs
         self._result_layout = result._layout
-        self._versions = versions_of(inputs)
+        self._versions = versions_of(inputs, not self.views_input)
         if result._raw is None:
             self._result_state = result_state(result)
         result._ctx = self

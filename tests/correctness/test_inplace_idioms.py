@@ -280,7 +280,10 @@ def test_an_optimiser_step_on_a_leaf_is_an_update(carrier):
     loss = xp.sum(w * w)
     loss.backward()
     graph = xp.sum(w * 3.0)
-    w -= 0.1 * w.grad
+    with pytest.raises(RuntimeError, match="sw.no_grad"):
+        w -= 0.1 * w.grad                 # a Float32 Tensor into a leaf: refused outside no_grad, as torch
+    with sw.no_grad():
+        w -= 0.1 * w.grad
     assert w.is_leaf and w.autograd_ctx is None
     np.testing.assert_allclose(w.numpy(), X0 - 0.2 * X0, rtol=1e-6)
     with pytest.raises(RuntimeError, match=IN_PLACE):
@@ -293,9 +296,13 @@ def test_an_optimiser_step_on_a_leaf_is_an_update(carrier):
 def test_a_leaf_updated_with_a_constant_or_another_leaf_stays_a_leaf(carrier):
     w = sw.tensor(X0.copy(), carrier=carrier)
     noise = sw.tensor(V0.copy(), carrier=carrier)
-    w += noise
-    w *= 2.0
-    w.add_(noise)
+    with pytest.raises(RuntimeError, match="sw.no_grad"):
+        w += noise                        # another leaf is a Float32 Tensor: refused outside no_grad
+    with sw.no_grad():
+        w += noise
+    w *= 2.0                              # a constant: an update
+    with sw.no_grad():
+        w.add_(noise)
     assert w.is_leaf
     np.testing.assert_allclose(w.numpy(), (X0 + V0) * 2 + V0, rtol=1e-6)
 

@@ -54,11 +54,13 @@ def test_every_public_mutation_changes_the_version_seen_by_every_sharer(carrier,
     if mutation == "setitem":
         target[0] = 5.0
     elif mutation == "slice_setitem":
-        target[0:1] = vec([9.0], carrier)
+        with sw.no_grad():  # a Float32 Tensor into a leaf: an update only under no_grad (API.md section 4)
+            target[0:1] = vec([9.0], carrier)
     elif mutation == "fill_":
         target.fill_(0.0)
     elif mutation == "copy_":
-        target.copy_(vec([4.0, 3.0, 2.0, 1.0], carrier))
+        with sw.no_grad():
+            target.copy_(vec([4.0, 3.0, 2.0, 1.0], carrier))
     else:
         target.add_(1.0)
     after = (x.carrier.version, shared.carrier.version, view.carrier.version)

@@ -129,7 +129,8 @@ def test_setitem_writes_through_and_bumps_version_once(carrier):
     assert t.carrier.version == version + 1
     assert t[1, 2].item() == -1.0 and source[0, 2].item() == -1.0
     version = t.carrier.version
-    t[0:2, 1] = sw.tensor([10.0, 20.0], carrier=carrier)
+    with sw.no_grad():  # a Float32 Tensor into a leaf: an update only under no_grad (API.md section 4)
+        t[0:2, 1] = sw.tensor([10.0, 20.0], carrier=carrier)
     assert t.carrier.version == version + 1
     assert t[:, 1].numpy().tolist()[:2] == [10.0, 20.0]
     version = t.carrier.version
@@ -163,9 +164,10 @@ def test_fill_copy_add_inplace(carrier):
     assert t.fill_(2.0) is t
     assert t.carrier.version == version + 1 and t.numpy().tolist() == [[2.0] * 4] * 3
     src = sw.tensor(np.arange(12.0).reshape(3, 4).tolist(), carrier=carrier)
-    t.copy_(src)
-    assert t.carrier.version == version + 2 and t.numpy().tolist() == src.numpy().tolist()
-    t.add_(sw.ones((4,), carrier=carrier))  # broadcast source
+    with sw.no_grad():  # Float32 Tensors into a leaf: updates only under no_grad (API.md section 4)
+        t.copy_(src)
+        assert t.carrier.version == version + 2 and t.numpy().tolist() == src.numpy().tolist()
+        t.add_(sw.ones((4,), carrier=carrier))  # broadcast source
     assert t.carrier.version == version + 3
     assert t.numpy().tolist() == (np.arange(12.0).reshape(3, 4) + 1).tolist()
     t.add_(1.0)
@@ -188,9 +190,13 @@ def test_inplace_writes_into_a_result_are_recorded_and_leaves_are_updated(carrie
     y[0] = 5.0
     assert y.autograd_ctx is not node   # the writes are recorded, as torch records them
     leaf = sw.tensor([1.0, 2.0], carrier=carrier)
-    leaf.add_(leaf)
+    with pytest.raises(RuntimeError, match="sw.no_grad"):
+        leaf.add_(leaf)                 # a Float32 Tensor into a leaf: refused outside no_grad
+    with sw.no_grad():
+        leaf.add_(leaf)
     leaf[0:1] = 4.0                     # a constant into a leaf: an update
-    leaf.copy_(sw.tensor([4.0, 5.0], carrier=carrier))
+    with sw.no_grad():
+        leaf.copy_(sw.tensor([4.0, 5.0], carrier=carrier))
     assert leaf.autograd_ctx is None and leaf.grad is None
     (y * sw.tensor([1.0, 2.0, 3.0], carrier=carrier)).sum().backward()
     assert x.grad.numpy().tolist() == [0.0, 2.0, 3.0]   # y[0] is a constant, y[1:] copies x

@@ -11,7 +11,7 @@ from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation
 from ..ops import from_dlpack as _sw_from_dlpack
 from ..ops._args import tensor as _check
-from ..tensors.creation import tensor as _sw_tensor
+from ..tensors.creation import fresh_buffer, tensor as _sw_tensor
 from ..tensors.tensor import Tensor
 from ..tensors.values import joins_partner
 from ._devices import default_int, kind_for_device as _kind
@@ -157,7 +157,7 @@ def _filled(shape, value, dtype, device) -> Tensor:
     shape = _shape(shape)
     kind = _kind(device)
     host = np.full(shape, value, dtype=dtype.name)
-    out = _from_host(host, kind)
+    out = fresh_buffer(_from_host(host, kind))
     return joins_partner(out) if device is None and not shape else out
 
 
@@ -221,19 +221,19 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
         dtype = (DType.Float32 if any(isinstance(v, float) for v in (start, stop, step))
                  else default_int(_kind(device)))
     host = np.arange(start, stop, step, dtype=np.float64 if dtype.kind == "float" else np.int64)
-    return _from_host(host.astype(dtype.name), _kind(device))
+    return fresh_buffer(_from_host(host.astype(dtype.name), _kind(device)))
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     """``num`` evenly spaced values from ``start`` to ``stop``."""
     host = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    return _from_host(host.astype(_dtype(dtype, DType.Float32).name), _kind(device))
+    return fresh_buffer(_from_host(host.astype(_dtype(dtype, DType.Float32).name), _kind(device)))
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     """A 2-D Tensor with ones on diagonal ``k``."""
     host = np.eye(n_rows, n_cols, k=k, dtype=_dtype(dtype, DType.Float32).name)
-    return _from_host(host, _kind(device))
+    return fresh_buffer(_from_host(host, _kind(device)))
 
 
 def from_dlpack(x, /, *, device=None, copy=None):

@@ -17,11 +17,13 @@ earlier that saved the storage, and a node whose backward reads its own
 overwritten result (``exp``), still fail at backward with the spec's
 in-place message.
 
-On a leaf (and a view of one) a write is an update, as under
-``torch.no_grad()`` (an optimiser step ``w -= lr * w.grad``), unless the
-written value carries a differentiable history that reaches another leaf:
-then the leaf is a buffer being filled and the write is recorded, with its
-values from before the write as constants. Nothing drops a history silently.
+On a leaf (and a view of one) the write rule decides (API.md section 4):
+a constant updates it; a Float32 Tensor written into a fresh buffer (made by
+``zeros``, ``empty``, ... and read by no recorded operation yet,
+``Carrier._unread``) is recorded, with the buffer's old values as
+constants; a Float32 Tensor written into any other leaf raises before
+anything is written. Under ``no_grad`` every write is an update. Nothing
+drops a history silently.
 """
 
 from __future__ import annotations
@@ -33,16 +35,16 @@ import numpy as np
 
 from .. import ops as _ops
 from ..autograd.cotangents import cotangent_for
-from ..autograd.engine import is_traversal_gradient
 from ..carriers import NumpyCarrier
 from ..dtypes import DType
+from ..errors import LeafWriteError
 from ..operation import Operation, _state, _unique_carriers, no_grad, result_state, versions_of
 from ..ops._natural import _to_rev, natural
 from ..ops.views import View
 from ..tensors.broadcasting import sum_to
 from ..tensors.tensor import _LOST_PRECISION, Tensor, lost_precision_origin
 from ..tensors.values import kind_of
-from ..tensors.writes import write as write_storage
+from ..tensors.writes import check_fits, write as write_storage
 from ._native_operands import constant
 
 __all__ = ["inplace_operator", "recorded_setitem", "WrittenValue"]
@@ -101,37 +103,62 @@ def positions_in(base: Tensor, view: Tensor) -> np.ndarray:
     return found
 
 
-def carries_gradient(value: Any, carriers: tuple, *, leaf_value: bool = False) -> bool:
-    """Whether ``value`` would pass a gradient to a Float32 leaf that is neither a gradient some
-    traversal handed out nor stored in ``carriers``: then writing it into a leaf fills a buffer.
-    A leaf ``value`` itself counts only with ``leaf_value`` (``x[key] = leaf``)."""
-    if not isinstance(value, Tensor) or value._dtype is not _FLOAT32:
-        return False
-    if value._ctx is None:
-        return leaf_value and not is_traversal_gradient(value) and not _shares(value, carriers)
-    seen: set = set()
-    pending = [value._ctx]
-    while pending:
-        node = pending.pop()
-        if id(node) in seen or node._released:
-            continue
-        seen.add(id(node))
-        if not node._inputs:
-            return True  # a history that starts at a node (one that raises where a gradient was cut)
-        for saved in node._inputs:
-            if saved._ctx is not None:
-                pending.append(saved._ctx)
-            elif saved._dtype is _FLOAT32 and not is_traversal_gradient(saved) and not _shares(saved, carriers):
-                return True
-    return False
+def _float32_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor) and value._dtype is _FLOAT32
 
 
-def records(base: Tensor, value: Any, *, leaf_value: bool = False) -> bool:
-    """Whether a write of ``value`` into storage whose owner is ``base`` is recorded: gradients on,
-    a Float32 base, and a base with history or a value that carries a gradient to a leaf."""
-    if not _state.enabled or base._dtype is not _FLOAT32:
-        return False
-    return base._ctx is not None or carries_gradient(value, base._carriers, leaf_value=leaf_value)
+def recorded(base: Tensor, value: Any) -> bool | None:
+    """The write rule (API.md section 4) for writing ``value`` into storage whose owner is ``base``:
+    True (recorded), False (an update), or None (refused: a Float32 Tensor into a leaf that is no
+    fresh buffer; the caller checks shapes first, then raises ``refusal``)."""
+    if not _state.enabled:
+        return False  # under no_grad every write is an update
+    if base._ctx is not None:
+        return True  # a result, or a view of one: the history continues through the write
+    if not _float32_tensor(value):
+        return False  # a constant updates a leaf
+    if base._dtype is _FLOAT32 and all(c._unread for c in base._carriers):
+        return True  # a fresh buffer becomes the result of the write
+    return None
+
+
+def refusal(target: Tensor, base: Tensor) -> LeafWriteError:
+    """The error for a Float32 Tensor written into a leaf that is no fresh buffer (nothing is written)."""
+    carrier = type(base._carriers[0]).__name__
+    what = "the leaf" if target is base else "a view of the leaf"
+    if base._dtype is _FLOAT32:
+        why = ("a leaf that is not a fresh buffer (one made by zeros, empty, full, ... that no recorded "
+               "operation has read yet) cannot become the result of a write, as torch refuses an in-place "
+               "write into a leaf that requires grad")
+    else:
+        why = "only Float32 is differentiable, so the write cannot be recorded in a leaf of another dtype"
+    return LeafWriteError(
+        f"an in-place write of a Float32 Tensor into {what} Tensor of shape {tuple(base.shape)} "
+        f"({base._dtype!r}, {carrier}) would drop the written value's gradient history: {why}. For an "
+        f"update (an optimiser step), write under `with sw.no_grad():`; in code that should differentiate "
+        f"through the write, write into a copy (`x = xp.asarray(x, copy=True)`) or compute out of place "
+        f"(`x = x - m`)")
+
+
+def check_selected(value: Any, selected: tuple) -> None:
+    """ValueError when ``value`` does not broadcast to the ``selected`` shape of ``x[key] = value``."""
+    if not isinstance(value, Tensor):
+        return
+    value_shape = tuple(value.shape)
+    while len(value_shape) > len(selected) and value_shape[0] == 1:
+        value_shape = value_shape[1:]  # leading ones broadcast away, as NumPy assigns them
+    try:
+        fits = len(value_shape) <= len(selected) and np.broadcast_shapes(value_shape, selected) == selected
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"cannot assign a value of shape {tuple(value.shape)} to elements of shape {selected}")
+
+
+def _check_write(target: Tensor, value: Any) -> None:
+    """The shape errors of ``fill_`` / ``copy_`` / ``add_``, raised before a refusal, as the write raises them."""
+    if isinstance(value, Tensor):
+        check_fits(target, value)
 
 
 #: Nodes that saved a carrier's storage only to route cotangents through it (views, ``y + v`` on the
@@ -364,10 +391,13 @@ def inplace_operator(name: str, symbol: str):
         if not isinstance(other, (Tensor, bool, int, float, complex)):
             other = constant(self, other, symbol)  # an array of the Tensor's own library is a constant
         base = base_of(self)
-        if not records(base, other):
+        mode = recorded(base, other)  # decided before anything reads the target
+        if not mode:
             with no_grad():
                 result = function(self, other)
                 _check_update(name, self, result)
+            if mode is None:
+                raise refusal(self, base)
             _updated(self, base, lambda: _raw_write(self, result))
             return self
         result = function(self, other)
@@ -376,7 +406,7 @@ def inplace_operator(name: str, symbol: str):
         return self
     method.__name__ = f"__i{name}__"
     method.__doc__ = (f"In-place ``{name}``: writes ``{name}(self, other)`` into this Tensor's storage; "
-                      "recorded as torch records it on a Tensor with history, an update on a leaf.")
+                      "recorded or an update by the write rule (API.md section 4).")
     return method
 
 
@@ -386,11 +416,15 @@ def _raw_write(target: Tensor, value: Any, add: bool = False) -> None:
 
 
 def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write: Callable[[], None]) -> None:
-    """``x[parts] = value`` through ``write``, recorded where the storage has a history or ``value``
-    carries a gradient; ``parts`` index ``x``'s natural (C-order) positions."""
+    """``x[parts] = value`` through ``write``, recorded or an update by the write rule (``recorded``);
+    ``parts`` index ``x``'s natural (C-order) positions."""
     base = base_of(x)
     value = written_back(value, base)
-    if not records(base, value, leaf_value=True):
+    mode = recorded(base, value)
+    if mode is None:
+        check_selected(value, tuple(selected))
+        raise refusal(x, base)
+    if not mode:
         _updated(x, base, write)
         return
     where = parts if x is base else np.unravel_index(positions_in(base, x)[parts], base.shape)
@@ -469,9 +503,13 @@ class WrittenValue(Operation):
 
 
 def fill_(self, value):
-    """Write ``value`` to every element; recorded where the storage has a history (user guide, "Writes into a result")."""
+    """Write ``value`` to every element; recorded or an update by the write rule (API.md section 4)."""
     base = base_of(self)
-    if records(base, value):
+    mode = recorded(base, value)
+    if mode is None:
+        _check_write(self, value)
+        raise refusal(self, base)
+    if mode:
         _record(self, base, value, lambda: _raw_write(self, value))
     else:
         _updated(self, base, lambda: _raw_write(self, value))
@@ -479,11 +517,15 @@ def fill_(self, value):
 
 
 def copy_(self, source):
-    """Write ``source`` (broadcast to this shape) into this Tensor; recorded where the storage has a
-    history or ``source`` carries a gradient (user guide, "Writes into a result")."""
+    """Write ``source`` (broadcast to this shape) into this Tensor; recorded or an update by the
+    write rule (API.md section 4)."""
     base = base_of(self)
     source = written_back(source, base)
-    if not records(base, source):
+    mode = recorded(base, source)
+    if mode is None:
+        _check_write(self, source)
+        raise refusal(self, base)
+    if not mode:
         _updated(self, base, lambda: _raw_write(self, source))
         return self
     _record(self, base, source, lambda: _raw_write(self, source))
@@ -492,10 +534,14 @@ def copy_(self, source):
 
 def add_(self, other):
     """Add ``other`` (broadcast to this shape) into this Tensor; recorded as ``copy_(self + other)``
-    where the storage has a history or ``other`` carries a gradient (user guide, "Writes into a result")."""
+    or an update by the write rule (API.md section 4)."""
     base = base_of(self)
     other = written_back(other, base)
-    if not records(base, other):
+    mode = recorded(base, other)
+    if mode is None:
+        _check_write(self, other)
+        raise refusal(self, base)
+    if not mode:
         _updated(self, base, lambda: _raw_write(self, other, add=True))
         return self
     total = _ops.add(self, other)

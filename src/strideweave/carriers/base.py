@@ -65,7 +65,7 @@ class Carrier(GenericHooks):
     """
 
     __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size", "_kind", "_last_gather",
-                 "_version", "_cache", "_watch", "__weakref__")
+                 "_version", "_cache", "_watch", "_unread", "__weakref__")
 
     #: name used in error messages and by ``resolve``; set by subclasses
     backend = "abstract"
@@ -107,6 +107,9 @@ class Carrier(GenericHooks):
         self._kind = None
         self._last_gather = None
         self._watch = None
+        # True on a fresh buffer (``zeros``, ``empty``, ...) until a recorded operation reads it: a
+        # Float32 Tensor written into it is recorded (the write rule, API.md section 4).
+        self._unread = False
 
     @classmethod
     def _adopt(cls, array1d, xp, device, kind=None):
@@ -134,6 +137,7 @@ class Carrier(GenericHooks):
         self._kind = kind
         self._last_gather = None
         self._watch = None
+        self._unread = False
         return self
 
     @classmethod

@@ -167,7 +167,8 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
         wrapped = reshape(wrapped, wanted.shape)
         if wrapped.layout == wanted:
             return wrapped
-    return zeros(wanted.shape, carrier=kind, layout=wanted).copy_(wrapped)
+    with grad_mode(False):  # a cotangent is a value: laid out by an update, never a recorded write
+        return zeros(wanted.shape, carrier=kind, layout=wanted).copy_(wrapped)
 
 
 #: output Layout -> (wanted layout, its shape and strides, cosize, compact) for the cotangents

@@ -95,6 +95,7 @@ class View(Primitive):
     composite = False  # forward computes natively, calling no other operation
     supports_batched = True
     reads_result = False
+    views_input = True  # a fresh buffer seen through a view stays fresh (``operation.versions_of``)
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
         self.saved = offset

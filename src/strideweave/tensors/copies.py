@@ -1,11 +1,13 @@
-"""Copies of Tensors for ``copy``, ``copy.deepcopy`` and ``pickle``, as torch makes them.
+"""Copies of Tensors for ``copy``, ``copy.deepcopy`` and ``pickle`` (API.md section 4, "Copies").
 
-Each gives a detached Tensor in fresh canonical storage on the same carrier
-class and device. A Tensor with autograd history is refused by ``copy.copy``
-and ``copy.deepcopy`` (torch's deepcopy rule: only leaves), since a silently
-detached copy would drop the history; ``t.clone()`` is the differentiable
-copy. ``pickle`` stores the values of any Tensor and loads them as a leaf,
-as torch does: history never travels through a file.
+``copy.copy(t)`` and ``copy.deepcopy(t)`` mean ``xp.asarray(t, copy=True)``:
+with grad mode on and ``t`` differentiable, a recorded copy whose gradient
+flows back to ``t`` (so library code that copies its input, such as
+xarray's ``DataArray.copy()``, differentiates); otherwise a fresh leaf in
+fresh canonical storage of the same carrier class and device. ``pickle``
+stores the values of any Tensor and loads them as a leaf, as torch does:
+history never travels through a file. (``copy.copy`` itself is attached in
+``strideweave._methods``, above the recording floor.)
 """
 
 from __future__ import annotations
@@ -18,17 +20,9 @@ from ..layout import Layout
 from .creation import from_subtensors
 from .tensor import Tensor, to_numpy
 
-__all__ = ["fresh_copy", "reduce", "rebuild"]
+__all__ = ["fresh_copy", "deep_copy", "reduce", "rebuild"]
 
 _CARRIER_NAMES = {"NumpyCarrier": "numpy", "TorchCarrier": "torch", "JaxCarrier": "jax", "DaskCarrier": "dask"}
-
-
-def _check_leaf(t: Tensor, what: str) -> None:
-    if t._ctx is not None:
-        raise RuntimeError(
-            f"{what} copies only Tensors without autograd history (leaves), as torch's deepcopy: this one is "
-            f"the result of {type(t._ctx).__name__}; use t.clone() for a differentiable copy, or "
-            f"{what}(t.detach()) for a copy of the values outside the graph")
 
 
 def _canonical_values(t: Tensor) -> list:
@@ -40,23 +34,22 @@ def _canonical_values(t: Tensor) -> list:
     return out
 
 
-def fresh_copy(t: Tensor, what: str) -> Tensor:
-    """A detached copy of the leaf ``t`` in fresh canonical storage of the same carriers' kinds."""
-    _check_leaf(t, what)
+def fresh_copy(t: Tensor) -> Tensor:
+    """A leaf holding ``t``'s values in fresh canonical storage of the same carriers' kinds."""
     if t._blocks is not None:
         blocks, mode = t._blocks
-        return from_subtensors([fresh_copy(b, what) for b in blocks], mode)
+        return from_subtensors([fresh_copy(b) for b in blocks], mode)
     carriers = [c.kind.from_array(v) for c, v in zip(t._carriers, _canonical_values(t))]
     return Tensor(carriers, Layout.canonical(t._layout.shape.modes), 0, t._dtype)
 
 
-def deep_copy(t: Tensor, memo: dict) -> Tensor:
-    """``copy.deepcopy``: ``fresh_copy`` with ``.grad`` deep-copied too, as torch does."""
+def deep_copy(t: Tensor, out: Tensor, memo: dict) -> Tensor:
+    """``copy.deepcopy``: ``out``, the copy ``copy.copy(t)`` made, with a leaf copy's ``.grad``
+    deep-copied too, as torch does."""
     import copy
 
-    out = fresh_copy(t, "copy.deepcopy")
     memo[id(t)] = out
-    if t._grad is not None:
+    if t._grad is not None and out._ctx is None:
         out._grad = copy.deepcopy(t._grad, memo)
     return out
 

@@ -278,8 +278,20 @@ def full(shape: Any, value: Any, dtype: SimpleDType | CompoundDType = DType.Floa
                 mark_unit(buffer.dense_values())
         carriers.append(buffer)
     if isinstance(dtype, CompoundDType):
-        return Tensor(carriers, layout, 0, dtype)
-    return Tensor._make(carriers[0], layout, 0)
+        return fresh_buffer(Tensor(carriers, layout, 0, dtype))
+    return fresh_buffer(Tensor._make(carriers[0], layout, 0))
+
+
+def fresh_buffer(t: Tensor) -> Tensor:
+    """Mark the newly made leaf ``t`` as a fresh buffer; returns it.
+
+    Until a recorded operation reads it (``operation.versions_of``), a Float32
+    Tensor written into it is recorded and makes it a result (API.md section 4,
+    the write rule: ``out = xp.zeros(n); out[1:] = x * 2``).
+    """
+    for carrier in t._carriers:
+        carrier._unread = True
+    return t
 
 
 def zeros(shape: Any, dtype: SimpleDType | CompoundDType = DType.Float32, *, carrier: Any = None,
@@ -303,7 +315,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: SimpleDType | 
         integral = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
         dtype = DType.Int32 if integral else DType.Float32
     host = np.arange(start, stop, step).astype(dtype.name)
-    return _canonical_tensor(host, resolve(carrier, device=device))
+    return fresh_buffer(_canonical_tensor(host, resolve(carrier, device=device)))
 
 
 def from_subtensors(blocks: Sequence[Tensor], mode: int = 0) -> Tensor:

@@ -11,7 +11,16 @@ from .creation import tensor
 from .tensor import Tensor
 from .values import kind_of, operand
 
-__all__ = ["write"]
+__all__ = ["write", "check_fits"]
+
+
+def check_fits(target: Tensor, value: Tensor) -> tuple:
+    """``value``'s modes, after a ValueError unless they broadcast to ``target``'s (nothing is written)."""
+    modes = target._layout.shape.modes
+    value_modes = value._layout.shape.modes
+    if len(value_modes) > len(modes) or broadcast_modes(value_modes, modes) != modes:
+        raise ValueError(f"cannot write a value of shape {value.shape} into a Tensor of shape {target.shape}")
+    return value_modes
 
 
 def write(target: Tensor, value: Any, add: bool) -> None:
@@ -36,9 +45,7 @@ def write(target: Tensor, value: Any, add: bool) -> None:
     else:
         if not isinstance(value, Tensor):
             value = tensor(value, carrier=kind)
-        value_modes = value._layout.shape.modes
-        if len(value_modes) > len(modes) or broadcast_modes(value_modes, modes) != modes:
-            raise ValueError(f"cannot write a value of shape {value.shape} into a Tensor of shape {target.shape}")
+        value_modes = check_fits(target, value)
         values = expand(operand(value, kind), value_modes, modes, xp)
         if value._dtype != target._dtype:
             values = xp.astype(values, carrier.native_dtype())
