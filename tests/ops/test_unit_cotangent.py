@@ -93,7 +93,8 @@ def _cotangent_kinds(monkeypatch, method):
 
     seen = []
     original = getattr(RULES["multiply"], method)
-    monkeypatch.setattr(RULES["multiply"], method, lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    monkeypatch.setattr(RULES["multiply"], method,
+                        lambda self, g, *request: (seen.append(type(g)), original(self, g, *request))[1])
     return seen
 
 

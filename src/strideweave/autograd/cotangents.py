@@ -21,6 +21,35 @@ from ..tensors.broadcasting import reshape_array
 from ..tensors.tensor import Tensor
 from ..tensors.values import _dense, kind_of, operand, to_storage, wrap
 
+# ----- what one traversal asks of one rule call ------------------------------------------------------
+
+class Request:
+    """What a traversal asks of one built-in backward call, passed to it as an argument.
+
+    ``wanted``: None (every input needs a cotangent) or one bool per saved
+    input (functional ``grad`` skips leaves nobody asked for). ``defer``:
+    cotangents for Tensors whose layout has holes may come back ``Unplaced``.
+    A node is shared by every traversal that reaches it, concurrent ones
+    included, so none of this is ever stored on it.
+    """
+
+    __slots__ = ("wanted", "defer")
+
+    def __init__(self, wanted: tuple | None = None, defer: bool = False) -> None:
+        self.wanted = wanted
+        self.defer = defer
+
+    def wants(self, index: int) -> bool:
+        wanted = self.wanted
+        return wanted is None or wanted[index]
+
+
+#: A backward called outside a traversal: every input, each cotangent a Tensor.
+EVERY = Request()
+#: An unpruned, unbatched traversal's request.
+DEFERRING = Request(None, True)
+
+
 # ----- cotangent forms and ownership marks ---------------------------------------------------------
 
 #: Cotangent Tensors a built-in backward rule allocated for one input, until the engine claims them.

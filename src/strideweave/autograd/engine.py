@@ -40,7 +40,7 @@ from .buffers import (
     unit_cotangent,
     validate_cotangent,
 )
-from .cotangents import Ones, Unplaced, claim_allocated, claim_handed_on, cotangent_for
+from .cotangents import DEFERRING, EVERY, Ones, Request, Unplaced, claim_allocated, claim_handed_on, cotangent_for
 
 __all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
 
@@ -321,14 +321,8 @@ class Traversal:
                         gradient = self.as_tensor(result, gradient)
                     self.run_rule(node, gradient, owned, wanted)
                 else:
-                    if wanted is None:
-                        grads, allocated = node.backward_flat(flat)
-                    else:
-                        node.wanted = wanted
-                        try:
-                            grads, allocated = node.backward_flat(flat)
-                        finally:
-                            node.wanted = None
+                    grads, allocated = node.backward_flat(flat) if wanted is None \
+                        else node.backward_flat(flat, Request(wanted))
                     if allocated is None:
                         # The incoming buffer, handed on to the one input: it stays this traversal's
                         # own if it was (a settled total is not: see above).
@@ -381,14 +375,14 @@ class Traversal:
             # copy, never a view of saved values, another cotangent or a .grad.
             self.route(node, node.backward(private_copy(gradient)))
             return
-        # ``wanted``: which inputs need a cotangent; ``defer``: Unplaced ones are welcome.
-        node.wanted = wanted
-        node.defer = self.batch is None
-        try:
-            grads = node.backward(gradient)
-        finally:
-            node.wanted = None
-            node.defer = False
+        # What this traversal asks of the call, as an argument: the node is shared with every other
+        # traversal that reaches it. ``defer``: Unplaced cotangents are welcome (not in a batch).
+        defer = self.batch is None
+        if wanted is None:
+            request = DEFERRING if defer else EVERY
+        else:
+            request = Request(wanted, defer)
+        grads = node.backward(gradient, request)
         # An owned cotangent nobody else sees may be handed on (``handed_on``).
         self.route(node, grads, gradient if owned else None)
 

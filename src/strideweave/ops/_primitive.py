@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..autograd.cotangents import Ones, cotangent_for, cotangent_for_batched
+from ..autograd.cotangents import EVERY, Ones, Request, cotangent_for, cotangent_for_batched
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
@@ -31,13 +31,10 @@ class Primitive(Operation):
     then costs no dict per node. Release drops both with the rest.
     """
 
-    __slots__ = ("place", "saved", "wanted", "flat")
+    __slots__ = ("place", "saved", "flat")
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
-    #: set by the engine around one backward call: cotangents for Tensors whose layout has
-    #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
-    defer = False
     #: whether backward multiplies a unit cotangent only through ``times`` (the elementwise
     #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
@@ -53,9 +50,6 @@ class Primitive(Operation):
         self._result_state = None
         self.place = None
         self.saved = None
-        # Set by the engine for one backward call: which inputs need a cotangent at all
-        # (functional grad skips leaves nobody asked for). None means all of them.
-        self.wanted = None
         # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
         # input and the result are dense on ``place`` (elementwise: in one shared layout).
         self.flat = False
@@ -89,7 +83,6 @@ class Primitive(Operation):
         node._result_state = None  # the result has no carrier yet (see Tensor._materialize)
         node.place = kind
         node.saved = saved
-        node.wanted = None
         node.flat = True
         # A lone result made by ``_from_raw`` has no carrier yet, so nothing wrote to it: version 0.
         node._versions = _UNWRITTEN if len(inputs) == 1 and first._raw is not None else versions_of(inputs)
@@ -103,7 +96,11 @@ class Primitive(Operation):
             return dense_buffer(gradient, self.place)
         return None
 
-    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+        """One cotangent (or None) per saved input; ``request`` says what this traversal asks of the call."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement backward")
+
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         """Backward of a flat node on raw arrays (see ``autograd/engine.py``).
 
         ``g`` is the cotangent as a 1-D array in the result's storage order.
@@ -125,10 +122,6 @@ class Primitive(Operation):
             return Ones((self._result_layout.size,), dtype)
         return None
 
-    def wants(self, index: int) -> bool:
-        wanted = self.wanted
-        return wanted is None or wanted[index]
-
     def release(self) -> None:
         # ``Operation.release`` inlined (it runs once per node of every released graph); keep the two alike.
         self._inputs = ()
@@ -141,15 +134,15 @@ class Primitive(Operation):
         self.saved = None
 
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
-                   fresh: bool | tuple[bool, ...] = False) -> tuple:
+                   fresh: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple:
         """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout.
 
         ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone
-        (or one such flag per input).
+        (or one such flag per input). ``request``: the call's (see ``backward``).
         """
         kind = self.place
-        wanted = self.wanted
-        defer = self.defer
+        wanted = request.wanted
+        defer = request.defer
         flags = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..autograd.cotangents import BatchUnsupported, allocated, handed_on
+from ..autograd.cotangents import EVERY, BatchUnsupported, Request, allocated, handed_on
 from ..carriers import carrier_for_array
 from ..layout import Layout, Shape
 from ..layout.order import broadcast_axes
@@ -110,12 +110,12 @@ class View(Primitive):
                 self.flat = True
         return result
 
-    def backward_flat(self, g: Any) -> tuple[tuple, None]:
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, None]:
         # The view's cotangent in storage order is the source's: handed on as it is (``None``:
         # this call allocated nothing, and the buffer stays owned by whoever owned it).
         return (g,), None
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
         if gradient._layout.rank != self._result_layout.rank:
             return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
         return (view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
