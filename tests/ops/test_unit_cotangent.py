@@ -191,7 +191,7 @@ def test_ones_take_only_a_factor_of_their_own_size():
 def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled(monkeypatch):
     from strideweave.autograd.cotangents import Ones
 
-    seen = _cotangent_kinds(monkeypatch, "backward")
+    seen = _cotangent_kinds(monkeypatch, "pullback")
     a = sw.tensor(X0.copy(), carrier="jax")            # row-major: a JAX array as users hold it
     w = sw.tensor(X0[:1] * 0.5, carrier="jax")
     loss = (a * w).sum()

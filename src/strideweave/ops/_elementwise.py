@@ -323,7 +323,7 @@ class _Binary(Primitive):
             return Ones(storage_shape(result), dtype)
         return None
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         inputs = self._inputs
         result = self._result_layout
@@ -527,7 +527,7 @@ class _Unary(Primitive):
             grad = self.vjp(xp, g, values, saved)
         return (grad,), (_allocated(grad, g, values, saved),)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         x = self._inputs[0]
         if self.flat and gradient._layout is self._result_layout:
@@ -551,10 +551,7 @@ class _Unary(Primitive):
 # ----- the public functions ---------------------------------------------------------------------------
 
 def _no_gradient(self, gradient, request=EVERY):
-    return (None,) * len(self._inputs)
-
-
-def _no_gradient_flat(self, g, request=EVERY):
+    """``pullback`` and ``backward_flat`` of a rule without a VJP: no cotangent for any input."""
     return (None,) * len(self._inputs), (False,) * len(self._inputs)
 
 
@@ -595,7 +592,7 @@ def unary_op(name: str, rule: UnaryRule) -> tuple[type, Callable]:
     attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "keeps_result": "out" in reads,
              "reads_result": "out" in reads, "needs_input": "x" in reads}
     if vjp is None:
-        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+        attrs["pullback"] = attrs["backward_flat"] = _no_gradient
     else:
         attrs["vjp"] = staticmethod(vjp)
         attrs["takes_ones"] = rule.linear_in_g
@@ -636,7 +633,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
              "vjp_reads_operands": "g" not in reads,
              "vjp_first": staticmethod(vjp_a or _nothing), "vjp_second": staticmethod(vjp_b or _nothing)}
     if vjp_a is None and vjp_b is None:
-        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+        attrs["pullback"] = attrs["backward_flat"] = _no_gradient
     else:
         attrs["takes_ones"] = rule.linear_in_g
     op_class = type(_class_name(name), (_Binary,), attrs)

@@ -70,7 +70,7 @@ class Natural(Primitive):
         self.saved = (params, kept)
         return wrap_natural(out, kind)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         params, kept = self.saved
@@ -80,15 +80,15 @@ class Natural(Primitive):
                                      for g, t in zip(grads, self._inputs)), request=request)
 
 
-def _no_vjp(self, gradient: Tensor, request: Request = EVERY) -> tuple:
-    return (None,) * len(self._inputs)
+def _no_vjp(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
+    return (None,) * len(self._inputs), (False,) * len(self._inputs)
 
 
 def natural_op(name: str, forward: Callable, vjp: Callable | None = None, *, reads_inputs: bool = True) -> type:
     """A :class:`Natural` operation class from its two rules (``vjp=None``: not differentiable)."""
     attrs = {"__slots__": (), "forward_rule": staticmethod(forward), "reads_inputs": reads_inputs}
     if vjp is None:
-        attrs["backward"] = _no_vjp
+        attrs["pullback"] = _no_vjp
     else:
         attrs["vjp_rule"] = staticmethod(vjp)
     return type("".join(part.title() for part in name.split("_")), (Natural,), attrs)

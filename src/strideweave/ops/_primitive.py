@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..autograd.cotangents import EVERY, Ones, Request, cotangent_for, cotangent_for_batched
+from ..autograd.cotangents import EVERY, Ones, Request, cotangent_for_batched, cotangent_record
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
@@ -96,18 +96,27 @@ class Primitive(Operation):
             return dense_buffer(gradient, self.place)
         return None
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
-        """One cotangent (or None) per saved input; ``request`` says what this traversal asks of the call."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement backward")
+    def backward(self, gradient: Tensor) -> tuple:
+        """One cotangent Tensor (or None) per saved input: ``pullback``'s values, for a caller outside a traversal."""
+        return self.pullback(gradient)[0]
+
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
+        """The rule: one cotangent (or None) per saved input, and for each whether the traversal owns it.
+
+        ``gradient`` is the result's cotangent Tensor (or ``Ones``, where ``ones_for`` offered
+        them); ``request`` says what this traversal asks of the call (see ``Request``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement pullback")
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         """Backward of a flat node on raw arrays (see ``autograd/engine.py``).
 
         ``g`` is the cotangent as a 1-D array in the result's storage order.
         Returns one 1-D array (or None) per saved input, in that input's
-        storage order, and for each whether this call allocated it (the
-        engine may then add into it in place and hand it out as a ``.grad``);
-        ``None`` instead of the flags hands ``g`` itself on to the one input.
+        storage order, and for each whether the traversal owns it (the
+        engine may then add into it in place and hand it out as a ``.grad``):
+        an array this call allocated for that input alone, or ``g`` itself
+        handed on to one input when ``request.owned``.
         Besides elementwise nodes, matmul, full reductions and whole-buffer
         views run flat where their Tensors are dense (``flat_capable``).
         """
@@ -134,11 +143,11 @@ class Primitive(Operation):
         self.saved = None
 
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
-                   fresh: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple:
-        """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout.
+                   fresh: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple[tuple, tuple]:
+        """Per-input gradient rev arrays (or None) as cotangents in each input's layout, and which are owned.
 
         ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone
-        (or one such flag per input). ``request``: the call's (see ``backward``).
+        (or one such flag per input). ``request``: the call's (see ``pullback``).
         """
         kind = self.place
         wanted = request.wanted
@@ -147,11 +156,19 @@ class Primitive(Operation):
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]
-            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, flags[0], defer),)
+            if g is None or t._dtype is not _FLOAT32:
+                return (None,), (False,)
+            value, owned = cotangent_record(t, g, kind, flags[0], defer)
+            return (value,), (owned,)
         wanted = wanted or (True,) * len(grads)
+        if True in flags and len(grads) > 1:
+            # One owner per buffer: an array handed to several inputs is owned by none of them.
+            flags = tuple([f and sum(g is other for other in grads) == 1 for g, f in zip(grads, flags)])
         if batch is not None:
             return tuple(None if g is None or not w or t._dtype is not _FLOAT32
                          else cotangent_for_batched(t, g, kind, batch)
-                         for t, g, w in zip(self._inputs, grads, wanted))
-        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, f, defer)
-                     for t, g, w, f in zip(self._inputs, grads, wanted, flags))
+                         for t, g, w in zip(self._inputs, grads, wanted)), (False,) * len(grads)
+        records = [(None, False) if g is None or not w or t._dtype is not _FLOAT32
+                   else cotangent_record(t, g, kind, f, defer)
+                   for t, g, w, f in zip(self._inputs, grads, wanted, flags)]
+        return tuple([value for value, _ in records]), tuple([owned for _, owned in records])

@@ -121,7 +121,7 @@ class Reduction(Primitive):
         x = self._inputs[0]
         return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.place.namespace
         axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)

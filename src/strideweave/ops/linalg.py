@@ -135,7 +135,7 @@ class Matmul(Primitive):
         grad_b = _product_in_storage(g, av.T, b._layout, kind) if wanted is None or wanted[1] else None
         return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         a, b = self._inputs
@@ -282,7 +282,7 @@ class Tensordot(Primitive):
             tuple(m for j, m in enumerate(b_modes) if j not in ib)
         return wrap(_to_rev(xp, out), Layout.canonical(out_modes or (1,)), kind)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         a, b = self._inputs

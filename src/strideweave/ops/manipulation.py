@@ -54,7 +54,7 @@ class Concat(Primitive):
         out_modes = modes[:mode] + (sum(extents),) + modes[mode + 1:]
         return wrap(out, Layout.canonical(out_modes), kind)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         axis, extents = self.saved
         g = mode_operand(gradient, kind)
@@ -91,7 +91,7 @@ class Stack(Primitive):
         out = kind.namespace.stack([mode_operand(t, kind) for t in tensors], axis=axis)
         return wrap(out, Layout.canonical(modes[:mode] + (len(tensors),) + modes[mode:]), kind)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         g = mode_operand(gradient, kind)
         axis = self.saved
@@ -145,7 +145,7 @@ class Where(_Selecting):
         self.saved = tuple(isinstance(x, Tensor) for x in (condition, a, b))
         return wrap(xp.where(c, av, bv), Layout.canonical(modes), kind)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         g = operand(gradient, kind)
@@ -190,7 +190,7 @@ class Clip(_Selecting):
                            for name, a in (("low", low), ("high", high)) if a is not None)
         return wrap(xp.broadcast_to(out, tuple(reversed(leaves_of(modes)))), Layout.canonical(modes), kind)
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         modes = gradient._layout.shape.modes
@@ -251,7 +251,7 @@ class Astype(Primitive):
 
     supports_batched = True
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         g, batch = gradient_values(self, gradient)
         return self.cotangents((g,), batch, request=request)
 
@@ -280,7 +280,7 @@ class Copy(Primitive):
 
     supports_batched = True
 
-    def backward(self, gradient: Tensor, request: Request = EVERY) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         g, batch = gradient_values(self, gradient)
         return self.cotangents((g,), batch, request=request)
 
