@@ -51,7 +51,10 @@ class IdentityMarks:
         refs = self._refs
         for key, ref in list(refs.items()):  # a snapshot: other threads may mark meanwhile
             if ref() is None and refs.get(key) is ref:
-                refs.pop(key, None)
+                popped = refs.pop(key, None)
+                if popped is not None and popped is not ref:
+                    # Another thread marked a new object under the dead one's id in between: keep its mark.
+                    refs.setdefault(key, popped)
         self._sweep_at = max(1024, 2 * len(refs))
 
 

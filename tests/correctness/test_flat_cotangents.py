@@ -138,7 +138,7 @@ def test_custom_operation_inside_a_flat_chain_gets_a_tensor(carrier):
     np.testing.assert_allclose(_values(x.grad), 12 * X0.astype(np.float64), rtol=1e-6)
 
 
-# ----- Tensor cotangents a rule marks as allocated ------------------------------------------------
+# ----- Tensor cotangents a rule owns ----------------------------------------------------------------
 
 def test_fresh_gemm_cotangents_accumulate_and_own_their_grads(carrier):
     w0 = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
@@ -155,23 +155,32 @@ def test_fresh_gemm_cotangents_accumulate_and_own_their_grads(carrier):
     assert not any(a is b for a in _storage(w.grad) for b in _storage(x.grad) + _storage(w) + _storage(x))
 
 
-def test_an_allocated_mark_makes_one_owner_only(carrier):
-    from strideweave.autograd.cotangents import allocated
-
-    class SameFreshForBoth(sw.Operation):
+def test_a_custom_backward_returning_one_tensor_for_two_inputs_gives_each_its_own_grad(carrier):
+    class SameForBoth(sw.Operation):
         def forward(self, a, b, options=None):
             return a + b
 
         def backward(self, gradient):
-            shared = allocated(gradient * 1.0)
+            shared = gradient * 1.0
             return (shared, shared)
 
     a = sw.tensor([1.0, 2.0], carrier=carrier)
     b = sw.tensor([3.0, 4.0], carrier=carrier)
-    SameFreshForBoth()(a, b).backward(sw.ones(2, carrier=carrier))
+    SameForBoth()(a, b).backward(sw.ones(2, carrier=carrier))
     assert not any(ca is cb for ca in _storage(a.grad) for cb in _storage(b.grad))
     a.grad.fill_(-1.0)
     np.testing.assert_array_equal(_values(b.grad), [1.0, 1.0])
+
+
+def test_one_array_a_rule_hands_to_two_inputs_is_owned_by_neither(carrier):
+    a = sw.tensor([1.0, 2.0], carrier=carrier)
+    b = sw.tensor([3.0, 4.0], carrier=carrier)
+    node = (a * b).autograd_ctx
+    xp = node.place.namespace
+    one, other = xp.asarray([1.0, 1.0], dtype=xp.float32), xp.asarray([2.0, 2.0], dtype=xp.float32)
+    assert node.cotangents((one, one), fresh=True)[1] == (False, False)
+    assert node.cotangents((one, other), fresh=True)[1] == (True, True)
+    assert node.cotangents((one, other))[1] == (False, False)
 
 
 # ----- Tensors whose layout has holes: contributions summed, then placed once ---------------------

@@ -53,7 +53,7 @@ def test_primitive_new_sets_what_operation_new_sets():
     plain, built = Plain(), Built()
     fields = [f for f in Operation.__slots__ if f != "__dict__"]
     assert {f: getattr(built, f) for f in fields} == {f: getattr(plain, f) for f in fields}
-    assert (built.place, built.saved, built.wanted, built.flat) == (None, None, None, False)
+    assert (built.place, built.saved, built.flat) == (None, None, False)
 
 
 @pytest.mark.parametrize("position", [1, 0], ids=["x * 2.0", "2.0 - x"])

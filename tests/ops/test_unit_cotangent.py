@@ -93,7 +93,8 @@ def _cotangent_kinds(monkeypatch, method):
 
     seen = []
     original = getattr(RULES["multiply"], method)
-    monkeypatch.setattr(RULES["multiply"], method, lambda self, g: (seen.append(type(g)), original(self, g))[1])
+    monkeypatch.setattr(RULES["multiply"], method,
+                        lambda self, g, *request: (seen.append(type(g)), original(self, g, *request))[1])
     return seen
 
 
@@ -190,7 +191,7 @@ def test_ones_take_only_a_factor_of_their_own_size():
 def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled(monkeypatch):
     from strideweave.autograd.cotangents import Ones
 
-    seen = _cotangent_kinds(monkeypatch, "backward")
+    seen = _cotangent_kinds(monkeypatch, "pullback")
     a = sw.tensor(X0.copy(), carrier="jax")            # row-major: a JAX array as users hold it
     w = sw.tensor(X0[:1] * 0.5, carrier="jax")
     loss = (a * w).sum()

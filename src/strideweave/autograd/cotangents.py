@@ -4,15 +4,16 @@ A built-in rule returns, per input, a cotangent Tensor in that input's exact
 layout (``cotangent_for``), or inside a traversal one of the lighter forms the
 engine understands: ``Unplaced`` values to place once all contributions are
 summed, ``Ones`` that are never filled, ``InStorageOrder`` values to adopt.
-Ownership marks (``allocated``, ``handed_on``) tell the engine which buffers
-it may add into in place. The engine sits on this module; rules sit above it.
+Every built-in rule returns, beside its cotangents, whether the traversal
+owns each (``owned``): it may then add into it in place and hand it out as
+a ``.grad`` without a copy. The engine sits on this module; rules sit above it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._marks import IdentityMarks, is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
+from .._marks import is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
 from ..carriers import CarrierKind, transfer
 from ..layout import Layout
 from ..layout.order import batched_layout, storage_shape
@@ -21,22 +22,40 @@ from ..tensors.broadcasting import reshape_array
 from ..tensors.tensor import Tensor
 from ..tensors.values import _dense, kind_of, operand, to_storage, wrap
 
-# ----- cotangent forms and ownership marks ---------------------------------------------------------
+# ----- what one traversal asks of one rule call ------------------------------------------------------
 
-#: Cotangent Tensors a built-in backward rule allocated for one input, until the engine claims them.
-_ALLOCATED = IdentityMarks()
+class Request:
+    """What a traversal asks of one built-in backward call, passed to it as an argument.
 
-
-def allocated(cotangent: Tensor) -> Tensor:
-    """Mark a cotangent a backward rule just allocated and hands to exactly one input.
-
-    The engine then owns it: it may add further contributions into it in
-    place and make it a ``.grad`` without a copy. Never mark a Tensor that
-    shares storage with saved values, the incoming cotangent or another
-    returned cotangent.
+    ``wanted``: None (every input needs a cotangent) or one bool per saved
+    input (functional ``grad`` skips leaves nobody asked for). ``defer``:
+    cotangents for Tensors whose layout has holes may come back ``Unplaced``.
+    ``owned``: the traversal owns the incoming cotangent outright, so a
+    cotangent the rule makes from its storage for one input alone is owned
+    too. A node is shared by every traversal that reaches it, concurrent
+    ones included, so none of this is ever stored on it.
     """
-    return _ALLOCATED.add(cotangent)
 
+    __slots__ = ("wanted", "defer", "owned")
+
+    def __init__(self, wanted: tuple | None = None, defer: bool = False, owned: bool = False) -> None:
+        self.wanted = wanted
+        self.defer = defer
+        self.owned = owned
+
+    def wants(self, index: int) -> bool:
+        wanted = self.wanted
+        return wanted is None or wanted[index]
+
+
+#: A backward called outside a traversal: every input, each cotangent a Tensor.
+EVERY = Request()
+#: An unpruned traversal's requests, by ``(defer, owned)``: made once, not per call.
+REQUESTS = {(defer, owned): Request(None, defer, owned) for defer in (False, True) for owned in (False, True)}
+REQUESTS[False, False] = EVERY
+
+
+# ----- cotangent forms ---------------------------------------------------------------------
 
 class Unplaced:
     """A cotangent for a Tensor whose layout has holes, not yet placed in that layout.
@@ -96,31 +115,6 @@ class Ones:
         return xp.broadcast_to(factor, shape)
 
 
-def claim_allocated(cotangent: Tensor) -> bool:
-    """Whether ``cotangent`` was marked by ``allocated``; the mark is consumed (one owner)."""
-    return _ALLOCATED.claim(cotangent)
-
-
-#: Cotangents a built-in backward rule made from its incoming cotangent's storage (see ``handed_on``).
-_HANDED_ON = IdentityMarks()
-
-
-def handed_on(cotangent: Tensor) -> Tensor:
-    """Mark a cotangent that reinterprets the rule's incoming cotangent's storage, for one input alone.
-
-    Nothing else the call returns may share that storage. When the engine
-    owns the incoming cotangent outright, ownership passes to this one, so
-    it may take further contributions in place and become a ``.grad``
-    without a copy; otherwise the mark changes nothing.
-    """
-    return _HANDED_ON.add(cotangent)
-
-
-def claim_handed_on(cotangent: Tensor) -> bool:
-    """Whether ``cotangent`` was marked by ``handed_on``; the mark is consumed."""
-    return _HANDED_ON.claim(cotangent)
-
-
 # ----- cotangents in an input's exact layout -----------------------------------------------------
 
 class InStorageOrder:
@@ -141,8 +135,8 @@ def times(g: Any, values: Any, xp: Any) -> Any:
     filled array). Such arrays carry a unit flag (``is_unit``), on every
     backend alike; multiplying by them would cost a full pass over the data
     for nothing: the values themselves, broadcast to the cotangent's shape,
-    are the product. Such a view of saved values is never marked as
-    allocated, so the engine never adds into it in place.
+    are the product. Such a view of saved values is never reported owned,
+    so the engine never adds into it in place.
     """
     if g.__class__ is Ones:
         return g.times(values, xp)
@@ -167,15 +161,21 @@ def gradient_layout(target: Tensor) -> Layout:
 
 
 def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False,
-                  defer: bool = False) -> Tensor:
-    """Build the cotangent for ``target`` from ``values`` (a rev array of its leaf shape).
+                  defer: bool = False) -> Any:
+    """The cotangent for ``target`` from ``values``: ``cotangent_record``'s value, without its ownership."""
+    return cotangent_record(target, values, values_kind, fresh, defer)[0]
 
-    The result lives on ``target``'s own carrier class and, for an injective
-    target, has exactly ``target.layout`` (holes zero); otherwise it uses the
-    canonical layout, as the spec requires of gradients for broadcast targets.
-    ``fresh`` says the rule allocated ``values`` for this target alone: the
-    result is then marked ``allocated`` unless it broadcasts them, as is a
-    result this function placed in new storage itself. With ``defer`` a
+
+def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False,
+                     defer: bool = False) -> tuple[Any, bool]:
+    """The cotangent for ``target`` from ``values`` (a rev array of its leaf shape), and whether it is owned.
+
+    The cotangent lives on ``target``'s own carrier class and, for an
+    injective target, has exactly ``target.layout`` (holes zero); otherwise
+    it uses the canonical layout, as the spec requires of gradients for
+    broadcast targets. ``fresh`` says the rule allocated ``values`` for this
+    target alone: the cotangent is then owned unless it broadcasts them, as
+    is one this function placed in new storage itself. With ``defer`` a
     target whose layout has holes gets ``Unplaced(values)`` instead, which
     the engine places once all contributions are summed; so does a unit
     cotangent where broadcasting it would fill memory (``Unplaced.unit``).
@@ -193,54 +193,59 @@ def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None =
     layout = target._layout
     dense = _dense(layout)
     if in_storage_order:
-        result = wrap(values, layout, kind_of(carrier))
-        return allocated(result) if fresh else result
+        return wrap(values, layout, kind_of(carrier)), fresh
     if values.ndim == 1 and values.shape[0] == layout.size and dense:
         # Already flat values in the layout's storage order (the elementwise fast path).
-        result = Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0)
-        return allocated(result) if fresh else result
+        return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0), fresh
     leaves = layout.rev_leaf_shape
     if values.shape != leaves:
-        fresh = False
         if dense and all(extent == 1 for extent in values.shape):
-            # One value for every element (a full reduction's gradient): broadcast it flat, in any order.
-            unit = is_unit(values)
-            if unit and defer and cls.keeps_shape and layout.size > 1:
-                # Filling is a full pass here: the engine fills only if a consumer reads the ones.
-                return Unplaced(values, unit=True)
-            one = reshape_array(values, (1,), xp)
-            # Where reshapes copy, broadcast straight to the shape the target's own values were
-            # computed in, which is what the operations reading them use.
-            shape = (layout.size,)
-            if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
-                    and carrier.dense_values().ndim > 1:
-                shape = storage_shape(layout)
-            if not cls.keeps_shape:
-                values = spread(one, layout.size, kind_of(carrier), unit,
-                                carrier if carrier._size == layout.size else None)
-            elif cls.backend in _EAGER and layout.size > 1:
-                value = 1.0 if unit else float(one[0])
-                if defer and value == 1.0:
-                    return Unplaced(values, unit=True)
-                # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
-                # several times faster than it broadcasts a buffer's value.
-                values = xp.full(shape, value, dtype=one.dtype)
-                if value == 1.0:
-                    _mark_unit(values)
-            else:
-                values = xp.broadcast_to(one, shape)
-            return wrap(values, layout, kind_of(carrier))
+            return _one_value_everywhere(target, values, defer), False
+        fresh = False
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():
         if dense:
             values = to_storage(values, layout, xp)
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
-        result = Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
-                              else Layout.canonical(layout._shape_modes), 0)
-        return allocated(result) if fresh else result
+        return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
+                            else Layout.canonical(layout._shape_modes), 0), fresh
     if defer:
-        return Unplaced(values)
-    return allocated(Tensor._make(carrier.placed(layout, values), layout, 0))
+        return Unplaced(values), False
+    return Tensor._make(carrier.placed(layout, values), layout, 0), True
+
+
+def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
+    """A full reduction's gradient, one value for every element of dense ``target``: broadcast flat, in any order."""
+    carrier = target._carriers[0]
+    cls = carrier.__class__
+    xp = carrier._xp
+    layout = target._layout
+    unit = is_unit(values)
+    if unit and defer and cls.keeps_shape and layout.size > 1:
+        # Filling is a full pass here: the engine fills only if a consumer reads the ones.
+        return Unplaced(values, unit=True)
+    one = reshape_array(values, (1,), xp)
+    # Where reshapes copy, broadcast straight to the shape the target's own values were
+    # computed in, which is what the operations reading them use.
+    shape = (layout.size,)
+    if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
+            and carrier.dense_values().ndim > 1:
+        shape = storage_shape(layout)
+    if not cls.keeps_shape:
+        values = spread(one, layout.size, kind_of(carrier), unit,
+                        carrier if carrier._size == layout.size else None)
+    elif cls.backend in _EAGER and layout.size > 1:
+        value = 1.0 if unit else float(one[0])
+        if defer and value == 1.0:
+            return Unplaced(values, unit=True)
+        # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
+        # several times faster than it broadcasts a buffer's value.
+        values = xp.full(shape, value, dtype=one.dtype)
+        if value == 1.0:
+            _mark_unit(values)
+    else:
+        values = xp.broadcast_to(one, shape)
+    return wrap(values, layout, kind_of(carrier))
 
 
 def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any = None) -> Any:

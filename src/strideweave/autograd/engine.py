@@ -40,7 +40,7 @@ from .buffers import (
     unit_cotangent,
     validate_cotangent,
 )
-from .cotangents import Ones, Unplaced, claim_allocated, claim_handed_on, cotangent_for
+from .cotangents import REQUESTS, Ones, Request, Unplaced, cotangent_for
 
 __all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
 
@@ -253,9 +253,9 @@ class Traversal:
                     tensor = inputs[0]
                     child = tensor._ctx
                     if child is not None and tensor._raw is not None:
-                        grads, allocated = node.backward_flat(gradient)
+                        grads, allocated = node.backward_flat(gradient, REQUESTS[False, owned])
                         contribution = grads[0]
-                        fresh = owned if allocated is None else allocated[0]
+                        fresh = allocated[0]
                         tkey = id(child)
                         remaining = dependencies[tkey] - 1
                         dependencies[tkey] = remaining
@@ -321,18 +321,8 @@ class Traversal:
                         gradient = self.as_tensor(result, gradient)
                     self.run_rule(node, gradient, owned, wanted)
                 else:
-                    if wanted is None:
-                        grads, allocated = node.backward_flat(flat)
-                    else:
-                        node.wanted = wanted
-                        try:
-                            grads, allocated = node.backward_flat(flat)
-                        finally:
-                            node.wanted = None
-                    if allocated is None:
-                        # The incoming buffer, handed on to the one input: it stays this traversal's
-                        # own if it was (a settled total is not: see above).
-                        allocated = (owned,)
+                    grads, allocated = node.backward_flat(
+                        flat, REQUESTS[False, owned] if wanted is None else Request(wanted, False, owned))
                     # One pass per input: count the edge as consumed, then add the contribution.
                     for tensor, contribution, fresh in zip(inputs, grads, allocated):
                         child = tensor._ctx
@@ -379,24 +369,19 @@ class Traversal:
         if not node.builtin:
             # A custom backward may write into its gradient: hand it a private
             # copy, never a view of saved values, another cotangent or a .grad.
-            self.route(node, node.backward(private_copy(gradient)))
+            self.route(node, node.backward(private_copy(gradient)), None)
             return
-        # ``wanted``: which inputs need a cotangent; ``defer``: Unplaced ones are welcome.
-        node.wanted = wanted
-        node.defer = self.batch is None
-        try:
-            grads = node.backward(gradient)
-        finally:
-            node.wanted = None
-            node.defer = False
-        # An owned cotangent nobody else sees may be handed on (``handed_on``).
-        self.route(node, grads, gradient if owned else None)
+        # What this traversal asks of the call, as an argument: the node is shared with every other
+        # traversal that reaches it. ``defer``: Unplaced cotangents are welcome (not in a batch).
+        defer = self.batch is None
+        request = REQUESTS[defer, owned] if wanted is None else Request(wanted, defer, owned)
+        grads, fresh = node.pullback(gradient, request)
+        self.route(node, grads, fresh)
 
-    def route(self, node: Any, grads: Any, passed: Tensor | None = None) -> None:
-        """Add the cotangents ``node.backward`` returned to its inputs' pending totals.
+    def route(self, node: Any, grads: Any, owned: tuple | None) -> None:
+        """Add the cotangents a node's rule returned to its inputs' pending totals.
 
-        ``passed``: the node's incoming cotangent when this traversal owns it outright; a
-        returned cotangent the rule marked ``handed_on`` (made from that storage) inherits it.
+        ``owned``: for each, whether this traversal owns it (None: none is, as for a custom backward).
         """
         inputs = node._inputs
         batch = self.batch
@@ -405,19 +390,14 @@ class Traversal:
             raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
                              f"{len(inputs)} saved Tensor inputs; it must return one per input")
         result_of, leaves = self.result_of, self.leaves
-        for tensor, contribution in zip(inputs, grads):
+        for index, (tensor, contribution) in enumerate(zip(inputs, grads)):
             if contribution is None or tensor._dtype is not _FLOAT32:
                 continue
-            if contribution.__class__ is Unplaced:
-                self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution, False)
-                continue
-            if batch is not None or contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
+            if contribution.__class__ is not Unplaced and (batch is not None or contribution.__class__ is not Tensor
+                                                          or contribution._layout is not tensor._layout):
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced", batch)
-            fresh = claim_allocated(contribution)
-            # A mark left unclaimed (nothing to inherit) dies with its Tensor.
-            if passed is not None and not fresh and claim_handed_on(contribution):
-                passed, fresh = None, True
-            self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution, fresh)
+            self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution,
+                            owned is not None and owned[index])
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.

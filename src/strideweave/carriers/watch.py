@@ -9,6 +9,8 @@ and the version check before backward consult it.
 
 from __future__ import annotations
 
+import itertools
+
 from .._locks import lock_for
 
 __all__ = ["ContentWatch"]
@@ -30,8 +32,11 @@ class ContentWatch:
 
     __slots__ = ("version", "digest", "verified_epoch", "verified_version", "lock")
 
-    #: bumped at the start of every traversal: within one, a buffer is digested once
+    #: a new value at the start of every traversal: within one, a buffer is digested once
     epoch = 0
+    #: ``next`` on a count is atomic, so concurrent traversals never share an epoch (``epoch += 1`` could
+    #: lose one, and a traversal would take as verified a buffer digested before it began)
+    _epochs = itertools.count(1)
 
     def __init__(self, carrier):
         # The carrier's striped lock, looked up once: capture and verify run at every saving call.
@@ -42,7 +47,7 @@ class ContentWatch:
 
     @classmethod
     def begin_traversal(cls):
-        cls.epoch += 1
+        cls.epoch = next(cls._epochs)
 
     def capture(self, carrier):
         with self.lock:

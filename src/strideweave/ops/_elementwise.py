@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._marks import _UNIT_ARRAYS, unit_alias
-from ..autograd.cotangents import InStorageOrder, Ones, gradient_values, times
+from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values, times
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
 from ..layout.order import storage_shape
@@ -276,7 +276,6 @@ class _Binary(Primitive):
         node._result_state = None
         node.place = kind
         node.saved = saved
-        node.wanted = None
         node.flat = True
         node._versions = _UNWRITTEN if tensor._raw is not None else versions_of((tensor,))
         result._ctx = node
@@ -324,24 +323,25 @@ class _Binary(Primitive):
             return Ones(storage_shape(result), dtype)
         return None
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         inputs = self._inputs
         result = self._result_layout
         if gradient.__class__ is Ones:  # offered by ``ones_for``: the storage-order case
-            return self._storage_backward(gradient, self.saved[1] if self.keeps_result else None)
+            return self._storage_backward(gradient, self.saved[1] if self.keeps_result else None, request)
         if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
             # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
-            return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs])
+            return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs],
+                                           request)
         if self.flat and gradient._layout is result:
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
-            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind), request)[0], request=request)
         saved, out = self.saved if self.keeps_result else (self.saved, None)
         if saved is None and gradient._layout is result and result.is_compact():
-            return self._storage_backward(gradient, out)
-        return self._promoted_backward(gradient, None)
+            return self._storage_backward(gradient, out, request)
+        return self._promoted_backward(gradient, None, request)
 
-    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.place[1]
         saved = self.saved
         out = None
@@ -352,12 +352,12 @@ class _Binary(Primitive):
             av, bv = flat_values(inputs[0]), flat_values(inputs[1])
             size = g.shape[0]
             if av.shape[0] != size or bv.shape[0] != size:
-                return self._lined_up_flat(g, out)
+                return self._lined_up_flat(g, out, request)
             # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
             if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
-                ga, gb = self._pair(xp, g, av, bv, out, True)
+                ga, gb = self._pair(xp, g, av, bv, out, request, True)
             else:
-                wanted = self.wanted
+                wanted = request.wanted
                 ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
                 gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
@@ -383,11 +383,11 @@ class _Binary(Primitive):
             factor = self.vjp_first(xp, UNIT_G, values, saved, out)
         return _unit_product(type(self).__name__, g, factor, xp)
 
-    def _pair(self, xp, g, a, b, out, unit: bool | None = None) -> tuple:
+    def _pair(self, xp, g, a, b, out, request: Request, unit: bool | None = None) -> tuple:
         """Both operands' gradients (None where not wanted), for a unit ``g`` each from its factor."""
         if unit is None:
             unit = self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS)
-        wanted = self.wanted
+        wanted = request.wanted
         first, second = wanted is None or wanted[0], wanted is None or wanted[1]
         if not unit:
             return (self.vjp_first(xp, g, a, b, out) if first else None,
@@ -396,14 +396,14 @@ class _Binary(Primitive):
         return (_unit_product(name, g, self.vjp_first(xp, UNIT_G, a, b, out), xp) if first else None,
                 _unit_product(name, g, self.vjp_second(xp, UNIT_G, a, b, out), xp) if second else None)
 
-    def _lined_up_flat(self, g: Any, out: Any) -> tuple[tuple, tuple]:
+    def _lined_up_flat(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
         kind = self.place
         result = self._result_layout
         g = unit_alias(g, reshaped(g, storage_shape(result), kind))
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
-        grads, fresh = self._in_storage_order(g, out)
+        grads, fresh = self._in_storage_order(g, out, request)
         flats, owned = [], []
         for values, made in zip(grads, fresh):
             if values is None:
@@ -417,7 +417,7 @@ class _Binary(Primitive):
             owned.append(made or (flat is not shaped and kind[0]._copied(shaped, flat)))
         return tuple(flats), tuple(owned)
 
-    def _in_storage_order(self, g: Any, out: Any) -> tuple[tuple, tuple]:
+    def _in_storage_order(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """Each operand's gradient from ``g`` (the cotangent in the dense result's storage shape), as
         ``storage_cotangent`` returns it, and for each whether it is a sum made here."""
         kind = self.place
@@ -429,20 +429,20 @@ class _Binary(Primitive):
             av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
         if out is not None and out.ndim != g.ndim:
             out = reshaped(out, storage_shape(result), kind)
-        ga, gb = self._pair(xp, g, av, bv, out)
+        ga, gb = self._pair(xp, g, av, bv, out, request)
         # Only a sum made for one operand counts as fresh here: with broadcast operands a VJP
         # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
         ca, fresh_a = storage_cotangent(ga, a, result, xp)
         cb, fresh_b = storage_cotangent(gb, b, result, xp)
         return (ca, cb), (fresh_a, fresh_b)
 
-    def _storage_backward(self, gradient: Tensor, out: Any) -> tuple:
+    def _storage_backward(self, gradient: Tensor, out: Any, request: Request) -> tuple:
         """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
         g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.place)
-        grads, fresh = self._in_storage_order(g, out)
-        return self.cotangents(grads, fresh=fresh)
+        grads, fresh = self._in_storage_order(g, out, request)
+        return self.cotangents(grads, fresh=fresh, request=request)
 
-    def _promoted_backward(self, gradient: Tensor, values: list | None) -> tuple:
+    def _promoted_backward(self, gradient: Tensor, values: list | None, request: Request) -> tuple:
         """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
         kind = self.place
         xp = kind.namespace
@@ -457,15 +457,15 @@ class _Binary(Primitive):
             av, bv = values or (operand(a, kind), operand(b, kind))
             av = expand(av, a._layout._shape_modes, modes, xp)
             bv = expand(bv, b._layout._shape_modes, modes, xp)
-            ga, gb = self._pair(xp, g, av, bv, out)
+            ga, gb = self._pair(xp, g, av, bv, out, request)
             return self.cotangents((None if ga is None else unbroadcast(ga, a._layout._shape_modes, modes, xp, batch),
                                     None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
-                                   batch)
+                                   batch, request=request)
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
         # (No ``Ones`` reach this path, and beside a scalar a flagged array is multiplied, as in ``backward_flat``.)
         if saved.__class__ is _Left:
-            return self.cotangents((self.vjp_second(xp, g, saved.value, tensor_values, out),), batch)
-        return self.cotangents((self.vjp_first(xp, g, tensor_values, saved, out),), batch)
+            return self.cotangents((self.vjp_second(xp, g, saved.value, tensor_values, out),), batch, request=request)
+        return self.cotangents((self.vjp_first(xp, g, tensor_values, saved, out),), batch, request=request)
 
 
 def _common_dtype(a: Any, b: Any):
@@ -516,7 +516,7 @@ class _Unary(Primitive):
 
     supports_batched = True
 
-    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.place[1]
         values = flat_values(self._inputs[0]) if self.needs_input else None
         saved = self.saved
@@ -527,12 +527,12 @@ class _Unary(Primitive):
             grad = self.vjp(xp, g, values, saved)
         return (grad,), (_allocated(grad, g, values, saved),)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         x = self._inputs[0]
         if self.flat and gradient._layout is self._result_layout:
             # Forward ran on the flat buffer: stay flat (``saved`` is flat too).
-            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0])
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind))[0], request=request)
         values = None
         if self.needs_input:
             values = operand(x, kind)
@@ -545,16 +545,13 @@ class _Unary(Primitive):
             grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, values, saved), xp)
         else:
             grad = self.vjp(xp, g, values, saved)
-        return self.cotangents((grad,), batch)
+        return self.cotangents((grad,), batch, request=request)
 
 
 # ----- the public functions ---------------------------------------------------------------------------
 
-def _no_gradient(self, gradient):
-    return (None,) * len(self._inputs)
-
-
-def _no_gradient_flat(self, g):
+def _no_gradient(self, gradient, request=EVERY):
+    """``pullback`` and ``backward_flat`` of a rule without a VJP: no cotangent for any input."""
     return (None,) * len(self._inputs), (False,) * len(self._inputs)
 
 
@@ -595,7 +592,7 @@ def unary_op(name: str, rule: UnaryRule) -> tuple[type, Callable]:
     attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "keeps_result": "out" in reads,
              "reads_result": "out" in reads, "needs_input": "x" in reads}
     if vjp is None:
-        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+        attrs["pullback"] = attrs["backward_flat"] = _no_gradient
     else:
         attrs["vjp"] = staticmethod(vjp)
         attrs["takes_ones"] = rule.linear_in_g
@@ -636,7 +633,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
              "vjp_reads_operands": "g" not in reads,
              "vjp_first": staticmethod(vjp_a or _nothing), "vjp_second": staticmethod(vjp_b or _nothing)}
     if vjp_a is None and vjp_b is None:
-        attrs["backward"], attrs["backward_flat"] = _no_gradient, _no_gradient_flat
+        attrs["pullback"] = attrs["backward_flat"] = _no_gradient
     else:
         attrs["takes_ones"] = rule.linear_in_g
     op_class = type(_class_name(name), (_Binary,), attrs)

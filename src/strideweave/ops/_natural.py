@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..autograd.cotangents import EVERY, Request
 from ..layout.order import row_major
 from ..tensors.tensor import Tensor
 from ..tensors.values import mode_operand, place, wrap
@@ -69,25 +70,25 @@ class Natural(Primitive):
         self.saved = (params, kept)
         return wrap_natural(out, kind)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         params, kept = self.saved
         arrays = [natural(t, kind) for t in self._inputs] if self.reads_inputs else ()
         grads = self.vjp_rule(xp, natural(gradient, kind), kept, *arrays, **params)
         return self.cotangents(tuple(None if g is None else _to_rev(g, t, xp)
-                                     for g, t in zip(grads, self._inputs)))
+                                     for g, t in zip(grads, self._inputs)), request=request)
 
 
-def _no_vjp(self, gradient: Tensor) -> tuple:
-    return (None,) * len(self._inputs)
+def _no_vjp(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
+    return (None,) * len(self._inputs), (False,) * len(self._inputs)
 
 
 def natural_op(name: str, forward: Callable, vjp: Callable | None = None, *, reads_inputs: bool = True) -> type:
     """A :class:`Natural` operation class from its two rules (``vjp=None``: not differentiable)."""
     attrs = {"__slots__": (), "forward_rule": staticmethod(forward), "reads_inputs": reads_inputs}
     if vjp is None:
-        attrs["backward"] = _no_vjp
+        attrs["pullback"] = _no_vjp
     else:
         attrs["vjp_rule"] = staticmethod(vjp)
     return type("".join(part.title() for part in name.split("_")), (Natural,), attrs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..autograd.cotangents import Ones, cotangent_for, cotangent_for_batched
+from ..autograd.cotangents import EVERY, Ones, Request, cotangent_for_batched, cotangent_record
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
@@ -31,13 +31,10 @@ class Primitive(Operation):
     then costs no dict per node. Release drops both with the rest.
     """
 
-    __slots__ = ("place", "saved", "wanted", "flat")
+    __slots__ = ("place", "saved", "flat")
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
-    #: set by the engine around one backward call: cotangents for Tensors whose layout has
-    #: holes may be returned ``Unplaced`` (a called ``backward`` outside it returns Tensors)
-    defer = False
     #: whether backward multiplies a unit cotangent only through ``times`` (the elementwise
     #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
@@ -53,9 +50,6 @@ class Primitive(Operation):
         self._result_state = None
         self.place = None
         self.saved = None
-        # Set by the engine for one backward call: which inputs need a cotangent at all
-        # (functional grad skips leaves nobody asked for). None means all of them.
-        self.wanted = None
         # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
         # input and the result are dense on ``place`` (elementwise: in one shared layout).
         self.flat = False
@@ -89,7 +83,6 @@ class Primitive(Operation):
         node._result_state = None  # the result has no carrier yet (see Tensor._materialize)
         node.place = kind
         node.saved = saved
-        node.wanted = None
         node.flat = True
         # A lone result made by ``_from_raw`` has no carrier yet, so nothing wrote to it: version 0.
         node._versions = _UNWRITTEN if len(inputs) == 1 and first._raw is not None else versions_of(inputs)
@@ -103,14 +96,27 @@ class Primitive(Operation):
             return dense_buffer(gradient, self.place)
         return None
 
-    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+    def backward(self, gradient: Tensor) -> tuple:
+        """One cotangent Tensor (or None) per saved input: ``pullback``'s values, for a caller outside a traversal."""
+        return self.pullback(gradient)[0]
+
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
+        """The rule: one cotangent (or None) per saved input, and for each whether the traversal owns it.
+
+        ``gradient`` is the result's cotangent Tensor (or ``Ones``, where ``ones_for`` offered
+        them); ``request`` says what this traversal asks of the call (see ``Request``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement pullback")
+
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         """Backward of a flat node on raw arrays (see ``autograd/engine.py``).
 
         ``g`` is the cotangent as a 1-D array in the result's storage order.
         Returns one 1-D array (or None) per saved input, in that input's
-        storage order, and for each whether this call allocated it (the
-        engine may then add into it in place and hand it out as a ``.grad``);
-        ``None`` instead of the flags hands ``g`` itself on to the one input.
+        storage order, and for each whether the traversal owns it (the
+        engine may then add into it in place and hand it out as a ``.grad``):
+        an array this call allocated for that input alone, or ``g`` itself
+        handed on to one input when ``request.owned``.
         Besides elementwise nodes, matmul, full reductions and whole-buffer
         views run flat where their Tensors are dense (``flat_capable``).
         """
@@ -125,10 +131,6 @@ class Primitive(Operation):
             return Ones((self._result_layout.size,), dtype)
         return None
 
-    def wants(self, index: int) -> bool:
-        wanted = self.wanted
-        return wanted is None or wanted[index]
-
     def release(self) -> None:
         # ``Operation.release`` inlined (it runs once per node of every released graph); keep the two alike.
         self._inputs = ()
@@ -141,24 +143,32 @@ class Primitive(Operation):
         self.saved = None
 
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
-                   fresh: bool | tuple[bool, ...] = False) -> tuple:
-        """Turn per-input gradient rev arrays (or None) into cotangent Tensors in each input's layout.
+                   fresh: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple[tuple, tuple]:
+        """Per-input gradient rev arrays (or None) as cotangents in each input's layout, and which are owned.
 
         ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone
-        (or one such flag per input).
+        (or one such flag per input). ``request``: the call's (see ``pullback``).
         """
         kind = self.place
-        wanted = self.wanted
-        defer = self.defer
+        wanted = request.wanted
+        defer = request.defer
         flags = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]
-            return (None if g is None or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, flags[0], defer),)
+            if g is None or t._dtype is not _FLOAT32:
+                return (None,), (False,)
+            value, owned = cotangent_record(t, g, kind, flags[0], defer)
+            return (value,), (owned,)
         wanted = wanted or (True,) * len(grads)
+        if True in flags and len(grads) > 1:
+            # One owner per buffer: an array handed to several inputs is owned by none of them.
+            flags = tuple([f and sum(g is other for other in grads) == 1 for g, f in zip(grads, flags)])
         if batch is not None:
             return tuple(None if g is None or not w or t._dtype is not _FLOAT32
                          else cotangent_for_batched(t, g, kind, batch)
-                         for t, g, w in zip(self._inputs, grads, wanted))
-        return tuple(None if g is None or not w or t._dtype is not _FLOAT32 else cotangent_for(t, g, kind, f, defer)
-                     for t, g, w, f in zip(self._inputs, grads, wanted, flags))
+                         for t, g, w in zip(self._inputs, grads, wanted)), (False,) * len(grads)
+        records = [(None, False) if g is None or not w or t._dtype is not _FLOAT32
+                   else cotangent_record(t, g, kind, f, defer)
+                   for t, g, w, f in zip(self._inputs, grads, wanted, flags)]
+        return tuple([value for value, _ in records]), tuple([owned for _, owned in records])

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from .._marks import unit_alias
-from ..autograd.cotangents import gradient_values, spread
+from ..autograd.cotangents import EVERY, Request, gradient_values, spread
 from ..layout import Layout
 from ..tensors.broadcasting import leaves_of
 from ..tensors.tensor import Tensor
@@ -113,7 +113,7 @@ class Reduction(Primitive):
 
     supports_batched = True
 
-    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         # A full reduction that reads neither its input nor its result: ``g`` holds one value.
         kind = self.place
         axes, _, _, inv_count = self.saved
@@ -121,7 +121,7 @@ class Reduction(Primitive):
         x = self._inputs[0]
         return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.place.namespace
         axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)
@@ -130,7 +130,7 @@ class Reduction(Primitive):
         if batch is not None or g.ndim > len(kept_rev) or any(extent != 1 for extent in kept_rev):
             g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place))
         values = operand(self._inputs[0], self.place) if self.reads_input else None
-        return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch)
+        return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch, request=request)
 
 
 class _NotGiven:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
-from ..autograd.cotangents import gradient_values
+from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import result_type
 from ..layout import Layout
 from ..layout.order import row_major, storage_perm, storage_shape
@@ -119,7 +119,7 @@ class Matmul(Primitive):
 
     supports_batched = True
 
-    def backward_flat(self, g: Any) -> tuple[tuple, tuple]:
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         a, b = self._inputs
         saved = self.saved
@@ -130,12 +130,12 @@ class Matmul(Primitive):
         else:
             av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
         g = reshaped(g, (bv.shape[0], av.shape[1]), kind)  # the rev shape of the result, ``bv @ av``
-        wanted = self.wanted  # ``wants`` inlined: None (the usual case) wants both
+        wanted = request.wanted  # ``wants`` inlined: None (the usual case) wants both
         grad_a = _product_in_storage(bv.T, g, a._layout, kind) if wanted is None or wanted[0] else None
         grad_b = _product_in_storage(g, av.T, b._layout, kind) if wanted is None or wanted[1] else None
         return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         a, b = self._inputs
@@ -145,11 +145,11 @@ class Matmul(Primitive):
             g = reshaped(g, lead + self._result_layout.mode_sizes[::-1], kind)
             a_rev, b_rev = _both(mode_operand, a, b, kind)
             if batch is None:
-                grad_a = b_rev.T @ g if self.wants(0) else None  # 2-D: ``.T`` is the standard's transpose
-                grad_b = g @ a_rev.T if self.wants(1) else None
+                grad_a = b_rev.T @ g if request.wants(0) else None  # 2-D: ``.T`` is the standard's transpose
+                grad_b = g @ a_rev.T if request.wants(1) else None
                 return self.cotangents((None if grad_a is None else reshaped(grad_a, a._layout.rev_leaf_shape, kind),
                                         None if grad_b is None else reshaped(grad_b, b._layout.rev_leaf_shape, kind)),
-                                       fresh=True)  # two new GEMM results
+                                       fresh=True, request=request)  # two new GEMM results
             else:
                 # One GEMM per operand for all K cotangents: fold the batch into the free extent.
                 n, m = g.shape[1], g.shape[2]
@@ -159,7 +159,7 @@ class Matmul(Primitive):
                 grad_b = xp.reshape(xp.matmul(xp.reshape(g, (batch * n, m)), xp.matrix_transpose(a_rev)),
                                     (batch, n, a_rev.shape[0]))
             return self.cotangents((xp.reshape(grad_a, lead + a._layout.rev_leaf_shape),
-                                    xp.reshape(grad_b, lead + b._layout.rev_leaf_shape)), batch)
+                                    xp.reshape(grad_b, lead + b._layout.rev_leaf_shape)), batch, request=request)
         A, B = _both(_mode_array, a, b, kind)
         g, batch = gradient_values(self, gradient)
         lead = () if batch is None else (batch,)
@@ -173,11 +173,11 @@ class Matmul(Primitive):
             B = xp.reshape(B, tuple(B.shape) + (1,))
         g_shape = _broadcast_batch(tuple(A.shape[:-2]), tuple(B.shape[:-2])) + (A.shape[-2], B.shape[-1])
         g = xp.reshape(g, lead + g_shape)
-        grad_a = _sum_to(xp, xp.matmul(g, xp.matrix_transpose(B)), tuple(A.shape), lead) if self.wants(0) else None
-        grad_b = _sum_to(xp, xp.matmul(xp.matrix_transpose(A), g), tuple(B.shape), lead) if self.wants(1) else None
+        grad_a = _sum_to(xp, xp.matmul(g, xp.matrix_transpose(B)), tuple(A.shape), lead) if request.wants(0) else None
+        grad_b = _sum_to(xp, xp.matmul(xp.matrix_transpose(A), g), tuple(B.shape), lead) if request.wants(1) else None
         return self.cotangents((None if grad_a is None else _natural_to_rev_leaves(xp, grad_a, a._layout, lead),
                                 None if grad_b is None else _natural_to_rev_leaves(xp, grad_b, b._layout, lead)),
-                               batch)
+                               batch, request=request)
 
 
 _ROWS = ("rows",)  # ``Matmul.saved`` of a product computed in natural order (``natural_products``)
@@ -282,7 +282,7 @@ class Tensordot(Primitive):
             tuple(m for j, m in enumerate(b_modes) if j not in ib)
         return wrap(_to_rev(xp, out), Layout.canonical(out_modes or (1,)), kind)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         a, b = self._inputs
@@ -299,7 +299,7 @@ class Tensordot(Primitive):
         order_b = [ib[k] for k in sorted(range(len(ia)), key=lambda k: ia[k])] + fb
         grad_b = xp.permute_dims(grad_b, tuple(order_b.index(j) for j in range(B.ndim)))
         return self.cotangents((_natural_to_rev_leaves(xp, grad_a, a._layout),
-                                _natural_to_rev_leaves(xp, grad_b, b._layout)))
+                                _natural_to_rev_leaves(xp, grad_b, b._layout)), request=request)
 
 
 def tensordot(a: Tensor, b: Tensor, modes: int | Sequence[Sequence[int]] = 2, *, options=None) -> Tensor:

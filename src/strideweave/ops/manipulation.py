@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..autograd.cotangents import gradient_values
+from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
@@ -54,7 +54,7 @@ class Concat(Primitive):
         out_modes = modes[:mode] + (sum(extents),) + modes[mode + 1:]
         return wrap(out, Layout.canonical(out_modes), kind)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         axis, extents = self.saved
         g = mode_operand(gradient, kind)
@@ -63,7 +63,7 @@ class Concat(Primitive):
             index = tuple(slice(start, start + extent) if a == axis else slice(None) for a in range(g.ndim))
             grads.append(kind.namespace.reshape(g[index], t._layout.rev_leaf_shape))
             start += extent
-        return self.cotangents(grads)
+        return self.cotangents(grads, request=request)
 
 
 def concat(tensors: Sequence[Tensor], mode: int = 0, *, options=None) -> Tensor:
@@ -91,7 +91,7 @@ class Stack(Primitive):
         out = kind.namespace.stack([mode_operand(t, kind) for t in tensors], axis=axis)
         return wrap(out, Layout.canonical(modes[:mode] + (len(tensors),) + modes[mode:]), kind)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         g = mode_operand(gradient, kind)
         axis = self.saved
@@ -99,7 +99,7 @@ class Stack(Primitive):
         for i, t in enumerate(self._inputs):
             index = tuple(i if a == axis else slice(None) for a in range(g.ndim))
             grads.append(kind.namespace.reshape(g[index], t._layout.rev_leaf_shape))
-        return self.cotangents(grads)
+        return self.cotangents(grads, request=request)
 
 
 def stack(tensors: Sequence[Tensor], mode: int = 0, *, options=None) -> Tensor:
@@ -145,7 +145,7 @@ class Where(_Selecting):
         self.saved = tuple(isinstance(x, Tensor) for x in (condition, a, b))
         return wrap(xp.where(c, av, bv), Layout.canonical(modes), kind)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         g = operand(gradient, kind)
@@ -159,7 +159,7 @@ class Where(_Selecting):
             if is_tensor:
                 t = next(inputs)
                 grads.append(unbroadcast(picked, t._layout.shape.modes, modes, xp))
-        return self.cotangents(grads)
+        return self.cotangents(grads, request=request)
 
 
 def where(condition: Tensor, a: Any, b: Any, *, options=None) -> Tensor:
@@ -190,7 +190,7 @@ class Clip(_Selecting):
                            for name, a in (("low", low), ("high", high)) if a is not None)
         return wrap(xp.broadcast_to(out, tuple(reversed(leaves_of(modes)))), Layout.canonical(modes), kind)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         xp = kind.namespace
         modes = gradient._layout.shape.modes
@@ -222,7 +222,7 @@ class Clip(_Selecting):
         grad_x = xp.where(keep, g, zero) if keep is not None else g
         out = [unbroadcast(grad_x, x._layout.shape.modes, modes, xp)]
         out += [unbroadcast(gb, b._layout.shape.modes, modes, xp) for b, gb in grads]
-        return self.cotangents(out)
+        return self.cotangents(out, request=request)
 
 
 def clip(x: Tensor, min: Any = None, max: Any = None, *, options=None) -> Tensor:  # noqa: A002
@@ -251,9 +251,9 @@ class Astype(Primitive):
 
     supports_batched = True
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         g, batch = gradient_values(self, gradient)
-        return self.cotangents((g,), batch)
+        return self.cotangents((g,), batch, request=request)
 
 
 def astype(x: Tensor, dtype: SimpleDType, *, options=None) -> Tensor:
@@ -280,9 +280,9 @@ class Copy(Primitive):
 
     supports_batched = True
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         g, batch = gradient_values(self, gradient)
-        return self.cotangents((g,), batch)
+        return self.cotangents((g,), batch, request=request)
 
 
 def copy(x: Tensor, *, options=None) -> Tensor:

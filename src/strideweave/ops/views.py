@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..autograd.cotangents import BatchUnsupported, allocated, handed_on
+from ..autograd.cotangents import EVERY, BatchUnsupported, Request
 from ..carriers import carrier_for_array
 from ..layout import Layout, Shape
 from ..layout.order import broadcast_axes
@@ -31,15 +31,18 @@ from .manipulation import copy
 __all__ = ["from_dlpack", "getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
 
 
-def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor) -> Tensor:
-    """The cotangent of ``source`` given the cotangent of a view of its storage.
+def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor,
+                   owned: bool = False) -> tuple[Tensor, bool]:
+    """The cotangent of ``source`` given the cotangent of a view of its storage, and whether it is owned.
 
     Each storage slot the view addresses receives the view's gradient there
     (the engine has already aggregated a broadcast view, so every position
     of one slot holds the same value). An injective source reads the slots
     back in its own layout; a broadcast source gets the slot value at the
     first logical position of each slot and zero elsewhere, so the engine's
-    aggregation for the source restores exactly the slot value.
+    aggregation for the source restores exactly the slot value. ``owned``:
+    the traversal owns ``gradient``, so a cotangent that reinterprets its
+    storage is owned too.
     """
     carrier = source._carriers[0]
     kind = kind_of(carrier)
@@ -52,14 +55,14 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         # for slot, is the source's cotangent in the source's layout. No zero fill, no scatter.
         g_carrier = dense_carrier(gradient, kind)
         if g_carrier is not None:
-            return handed_on(Tensor._make(g_carrier, s_layout, 0))
+            return Tensor._make(g_carrier, s_layout, 0), owned
     values = operand(gradient, kind)
     lo = min(s_offset, view_offset)
     hi = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize)
     buffer = carrier.fresh(hi - lo)
     buffer.scatter_rev(view_layout, view_offset - lo, values)
     if s_layout.is_injective():
-        return allocated(Tensor._make(buffer, s_layout, s_offset - lo))
+        return Tensor._make(buffer, s_layout, s_offset - lo), True
     slots = buffer.gather_rev(s_layout, s_offset - lo)
     rev_shape = s_layout.rev_leaf_shape
     first = None
@@ -69,7 +72,7 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         is_first = xp.reshape(xp.arange(rev_shape[axis], device=carrier.device) == 0, tuple(shape))
         first = is_first if first is None else first & is_first
     picked = slots if first is None else xp.where(first, slots, xp.zeros_like(slots))
-    return wrap(xp.broadcast_to(picked, rev_shape), Layout.canonical(s_layout.shape.modes), kind)
+    return wrap(xp.broadcast_to(picked, rev_shape), Layout.canonical(s_layout.shape.modes), kind), False
 
 
 def batched_view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor) -> Tensor:
@@ -111,15 +114,15 @@ class View(Primitive):
                 self.flat = True
         return result
 
-    def backward_flat(self, g: Any) -> tuple[tuple, None]:
-        # The view's cotangent in storage order is the source's: handed on as it is (``None``:
-        # this call allocated nothing, and the buffer stays owned by whoever owned it).
-        return (g,), None
+    def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
+        # The view's cotangent in storage order is the source's: handed on as it is, owned if it was.
+        return (g,), (request.owned,)
 
-    def backward(self, gradient: Tensor) -> tuple:
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         if gradient._layout.rank != self._result_layout.rank:
-            return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
-        return (view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),)
+            return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),), (False,)
+        value, owned = view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient, request.owned)
+        return (value,), (owned,)
 
 
 def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
