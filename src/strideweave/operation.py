@@ -9,6 +9,7 @@ from typing import Any
 
 from .carriers import ContentWatch
 from .dtypes import DType
+from .errors import Float32RuleError, InPlaceModificationError
 from .tensors.tensor import (
     _LOST_PRECISION,
     Tensor,
@@ -377,7 +378,7 @@ class Operation:
                     watch.verify(carrier)
             current = tuple([c._version for c in carriers])
         if current != self._versions:
-            raise RuntimeError(
+            raise InPlaceModificationError(
                 f"in-place modification detected: storage saved by {type(self).__name__} for backward was "
                 f"modified after the forward pass (saved versions {self._versions}, current versions "
                 f"{current}); run backward before mutating saved storage"
@@ -393,7 +394,7 @@ class Operation:
         if not changed:
             return
         where = f"(version {versions} then, {tuple(c._version for c in carriers)} now)"
-        raise RuntimeError(
+        raise InPlaceModificationError(
             f"in-place modification detected: the result of {type(self).__name__} was modified after the "
             f"forward pass {where}, so its history no longer describes its values; run backward before "
             f"mutating it, or compute the new values out of place (x = x + y, xp.where)"
@@ -422,7 +423,7 @@ class NoGradientPath(Operation):
         self.origin = origin
 
     def backward(self, gradient: Tensor) -> tuple:
-        raise RuntimeError(
+        raise Float32RuleError(
             f"backward reached a Float32 Tensor computed from a Float32 Tensor that {self.origin}; only Float32 "
             "is differentiable (spec), so no gradient flows through that value: keep that computation in float32 "
             "to differentiate through it, or call .detach() on the value where it left float32 if its gradient "

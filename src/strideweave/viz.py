@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import MissingBackendError
 from .layout import Layout
 from .tensors.tensor import Tensor
 
@@ -92,7 +93,7 @@ def layout_png(layout: Layout | Tensor, path: Any = None, *, title: str | None =
     try:
         from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError('layout_png needs matplotlib: pip install "strideweave[report]"') from None
+        raise MissingBackendError('layout_png needs matplotlib: pip install "strideweave[report]"') from None
     grid = layout_grid(layout)
     rows, cols = len(grid), len(grid[0]) if grid and grid[0] else 0
     shared = _aliased(grid)

@@ -28,6 +28,7 @@ from .._locks import locked
 from .._marks import IdentityMarks
 from ..carriers import ContentWatch
 from ..dtypes import DType
+from ..errors import GraphReleasedError
 from ..tensors.creation import converted
 from ..tensors.tensor import Tensor
 from ..tensors.values import where
@@ -47,8 +48,8 @@ __all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient
 _FLOAT32 = DType.Float32
 
 
-def released_error(operation: Any) -> RuntimeError:
-    return RuntimeError(
+def released_error(operation: Any) -> GraphReleasedError:
+    return GraphReleasedError(
         f"trying to traverse {type(operation).__name__} a second time, but its saved state was released by an "
         "earlier traversal; pass retain_graph=True to the first traversal to traverse the graph again"
     )

@@ -12,6 +12,7 @@ the namespace's arrays are immutable.
 from __future__ import annotations
 
 from .base import Carrier
+from ..errors import MissingBackendError
 
 __all__ = ["ArrayAPICarrier"]
 
@@ -20,7 +21,7 @@ def _strict():
     try:
         import array_api_strict
     except ImportError as exc:
-        raise ImportError(
+        raise MissingBackendError(
             "the 'array_api_strict' carrier needs array-api-strict: pip install strideweave[strict]"
         ) from exc
     return array_api_strict

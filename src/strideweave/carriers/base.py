@@ -26,6 +26,7 @@ import numpy as np
 
 from .._locks import lock_for
 from ..dtypes import SIMPLE_DTYPES, STORED_DTYPES, SimpleDType, _scalar_fits
+from ..errors import MissingBackendError
 from . import _indexing
 from .generic import _SCALARS, GenericHooks
 from .kind import kind_of_parts
@@ -568,7 +569,7 @@ class LibraryCarrier(Carrier):
             library, xp = (sys.modules[name] for name in cls.library_modules)
         except ImportError as exc:
             extra = f"[{cls.extra}]" if cls.extra else ""
-            raise ImportError(f"the {cls.backend!r} carrier needs {cls.library_title}: "
+            raise MissingBackendError(f"the {cls.backend!r} carrier needs {cls.library_title}: "
                               f"pip install strideweave{extra}") from exc
         cls._bind(xp, library)
         loaded = cls._loaded = (xp, library, getattr(library, cls.array_type))

@@ -6,6 +6,7 @@ import functools
 from typing import Any, Callable
 
 from ..carriers import resolve, transfer
+from ..errors import CarrierMismatchError
 from ..operation import ExecutionOptions, Operation, is_grad_enabled
 from ..tensors.tensor import Tensor
 from ._common import cotangent_for, fn_name, wrap_native
@@ -55,7 +56,7 @@ def _target_kind(tensors, options, where):
         if kind not in kinds:
             kinds.append(kind)
     if len(kinds) > 1:
-        raise TypeError(f"{where}: Tensor arguments live on different carriers ({kinds[0]} and {kinds[1]}); pass "
+        raise CarrierMismatchError(f"{where}: Tensor arguments live on different carriers ({kinds[0]} and {kinds[1]}); pass "
                         "options=sw.ExecutionOptions(carrier=...) to say where the results go")
     return kinds[0]
 

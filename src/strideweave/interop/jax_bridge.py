@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..carriers import resolve, transfer
+from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
@@ -20,7 +21,7 @@ def _jax():
     try:
         import jax
     except ImportError as exc:  # pragma: no cover - exercised only without jax
-        raise ImportError("strideweave.interop JAX bridges need jax: pip install strideweave[jax]") from exc
+        raise MissingBackendError("strideweave.interop JAX bridges need jax: pip install strideweave[jax]") from exc
     return jax
 
 

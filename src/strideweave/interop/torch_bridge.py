@@ -6,6 +6,7 @@ import functools
 from typing import Any, Callable
 
 from ..carriers import resolve, transfer
+from ..errors import MissingBackendError
 from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, held_wrap, vjp, wrap_torch
 from ._native import native_function
@@ -22,7 +23,7 @@ def _torch():
         try:
             import torch
         except ImportError as exc:  # pragma: no cover - exercised only without torch
-            raise ImportError("strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
+            raise MissingBackendError("strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
         _TORCH = torch
     return _TORCH
 

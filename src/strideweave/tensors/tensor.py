@@ -11,6 +11,7 @@ import numpy as np
 
 from ..carriers import Carrier, named_device, transfer
 from ..dtypes import CompoundDType, DType, SimpleDType
+from ..errors import Float32RuleError, ImplicitExportError
 from ..layout import Layout
 
 __all__ = ["Tensor"]
@@ -228,7 +229,7 @@ class Tensor:
                          "they are made, sw.tensor(a, dtype=sw.DType.Float32) or xp.asarray(a, dtype=xp.float32) "
                          "(a NumPy array is float64 unless told otherwise, and a wrapped array keeps its dtype), "
                          "or cast a leaf with xp.astype(x, xp.float32)")
-            raise RuntimeError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}{cause}")
+            raise Float32RuleError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}{cause}")
 
     @property
     def grad(self) -> "Tensor | None":
@@ -428,7 +429,7 @@ def refuse_implicit_export(tensor: Tensor, how: str) -> None:
         if origin is None or not lost_precision_from_graph(tensor):
             return  # computed from leaves only: as free to leave as the leaves themselves
         what = f"is {tensor._dtype!r}, computed from a Float32 Tensor that {origin}"
-    raise TypeError(
+    raise ImplicitExportError(
         f"{how}: this Tensor {what}, and another library computing on its values would cut the gradient "
         "silently; call t.detach() first to say the values leave the graph (np.asarray(t.detach()), "
         "t.detach().numpy()), or compute with strideweave.array_api to differentiate through it")

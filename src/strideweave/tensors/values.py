@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from .._marks import IdentityMarks
 from ..carriers import CarrierKind, resolve, transfer
+from ..errors import CarrierMismatchError
 from ..layout import Layout
 from ..layout.order import storage_perm
 from .tensor import Tensor, blocks_rev_array
@@ -87,7 +88,7 @@ def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
         for carrier in tensor._carriers:
             if carrier is not first and kind_of(carrier) != kind_of(first):
                 blocks = any(t._blocks is not None for t in tensors)
-                raise (MixedBlocks if blocks else TypeError)(
+                raise (MixedBlocks if blocks else CarrierMismatchError)(
                     f"operands live on different carriers ({_describe(first)} and {_describe(carrier)}); move one "
                     "with xp.asarray(x, device=y.device) or x.to_device(y.device) (differentiable), or pass "
                     "options=ExecutionOptions(carrier=...) to say where the operation runs"
@@ -128,7 +129,7 @@ def flat_operand(tensor: Tensor) -> tuple[Any, CarrierKind] | None:
     return carrier._array, carrier._kind or carrier.kind
 
 
-class MixedBlocks(TypeError):
+class MixedBlocks(CarrierMismatchError):
     """Operands (blocks of a multi-subtensor Tensor among them) on several carriers, no options given.
 
     Elementwise primitives then run block by block (``ops/_blockwise.py``);
