@@ -19,10 +19,15 @@ def _composition(self: Layout, other: Any) -> Layout:
     return algebra.composition(self, other)
 
 
-Layout.flatten = algebra.flatten
-Layout.coalesce = algebra.coalesce
-Layout.composition = _composition
-Layout.complement = algebra.complement
-Layout.logical_divide = algebra.logical_divide
+# setattr: Layout declares these methods for type checkers only.
+for _name, _fn in (
+    ("flatten", algebra.flatten),
+    ("coalesce", algebra.coalesce),
+    ("composition", _composition),
+    ("complement", algebra.complement),
+    ("logical_divide", algebra.logical_divide),
+):
+    setattr(Layout, _name, _fn)
+del _name, _fn
 
 __all__ = ["Shape", "Stride", "Layout"]

@@ -15,7 +15,7 @@ modes tuple, unwrapped when it has one top-level mode (CuTe's ``4:1`` is our
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Callable
 
 from .layout import Layout
 
@@ -129,7 +129,9 @@ def composition(a: Layout, b: Any) -> Layout:
     return _from_modes(modes)
 
 
-def _by_mode(a: Layout, tiler: tuple | list, op, name: str) -> Layout:
+def _by_mode(
+    a: Layout, tiler: tuple[Any, ...] | list[Any], op: Callable[[Layout, Any], Layout], name: str
+) -> Layout:
     """Apply ``op`` to each top-level mode of ``a`` with its tiler entry (``None`` keeps the mode)."""
     if len(tiler) > a.rank:
         raise ValueError(f"{name}: tiler {tiler!r} has {len(tiler)} modes; {a} has only {a.rank}")

@@ -11,7 +11,11 @@ fastest, at every depth (CuTe's LayoutLeft convention).
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Iterator, TypeAlias
+
+# A leaf int or a (nested) tuple of IntTuples; the nesting is not expressible
+# precisely without a recursive alias, which mypy handles poorly in unions.
+IntTuple: TypeAlias = "int | tuple[Any, ...]"
 
 __all__ = [
     "normalize_modes",
@@ -25,6 +29,7 @@ __all__ = [
     "idx2crd",
     "crd2idx",
     "format_modes",
+    "IntTuple",
 ]
 
 
@@ -53,7 +58,7 @@ def _as_leaf(value: Any, kind: str, where: tuple[int, ...]) -> int:
     return result
 
 
-def _normalize(value: Any, kind: str, where: tuple[int, ...]) -> int | tuple:
+def _normalize(value: Any, kind: str, where: tuple[int, ...]) -> IntTuple:
     if type(value) is int and value >= 0:
         return value  # the common case, kept free of the checks below
     if isinstance(value, (list, tuple)):
@@ -66,7 +71,7 @@ def _normalize(value: Any, kind: str, where: tuple[int, ...]) -> int | tuple:
     return _as_leaf(value, kind, where)
 
 
-def normalize_modes(value: Any, kind: str) -> tuple:
+def normalize_modes(value: Any, kind: str) -> tuple[Any, ...]:
     """Validate user input and return the top-level tuple of modes.
 
     ``value`` is an int or a (nested) list/tuple of ints. An int becomes a
@@ -97,9 +102,9 @@ def is_tuple(x: Any) -> bool:
     return type(x) is tuple
 
 
-def leaves(t: int | tuple) -> tuple[int, ...]:
+def leaves(t: IntTuple) -> tuple[int, ...]:
     """The ints of ``t`` in depth-first order (``(2, (4, 3))`` -> ``(2, 4, 3)``)."""
-    if type(t) is int:
+    if isinstance(t, int):
         return (t,)
     # Iterative so that pathological nesting cannot hit the recursion limit.
     out: list[int] = []
@@ -116,16 +121,16 @@ def leaves(t: int | tuple) -> tuple[int, ...]:
     return tuple(out)
 
 
-def depth(t: int | tuple) -> int:
+def depth(t: IntTuple) -> int:
     """CuTe depth: 0 for an int, 1 + max depth of the children for a tuple."""
-    if type(t) is int:
+    if isinstance(t, int):
         return 0
     return 1 + max((depth(x) for x in t), default=0)  # rank 0: depth 1
 
 
-def product(t: int | tuple) -> int:
+def product(t: IntTuple) -> int:
     """Product of all leaves of ``t`` (the size of a shape)."""
-    if type(t) is int:
+    if isinstance(t, int):
         return t
     result = 1
     for x in leaves(t):
@@ -133,16 +138,16 @@ def product(t: int | tuple) -> int:
     return result
 
 
-def congruent(a: int | tuple, b: int | tuple) -> bool:
+def congruent(a: IntTuple, b: IntTuple) -> bool:
     """True when ``a`` and ``b`` have the same nesting profile."""
-    if type(a) is int or type(b) is int:
-        return type(a) is int and type(b) is int
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int)
     return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
 
 
-def unflatten(flat, profile: int | tuple) -> int | tuple:
+def unflatten(flat: Iterator[int], profile: IntTuple) -> IntTuple:
     """Rebuild the nesting of ``profile`` from an iterator ``flat`` of leaves."""
-    if type(profile) is int:
+    if isinstance(profile, int):
         return next(flat)
     return tuple(unflatten(flat, p) for p in profile)
 
@@ -150,13 +155,13 @@ def unflatten(flat, profile: int | tuple) -> int | tuple:
 # ----- coordinates -------------------------------------------------------------
 
 
-def idx2crd(idx: int, shape: int | tuple) -> int | tuple:
+def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
     """Decompose a linear index into a coordinate congruent with ``shape``.
 
     Colexicographic (first mode fastest). The last mode absorbs whatever is
     left, as in CuTe, so an out-of-range index is not detected here.
     """
-    if type(shape) is int:  # int shape: the index is the coordinate
+    if isinstance(shape, int):  # int shape: the index is the coordinate
         return idx
     # tuple shape: peel off each mode, the last one takes the remainder
     out = []
@@ -171,21 +176,23 @@ def idx2crd(idx: int, shape: int | tuple) -> int | tuple:
     return tuple(out)
 
 
-def crd2idx(crd: int | tuple, shape: int | tuple, stride: int | tuple) -> int:
+def crd2idx(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
     """Inner product of a coordinate with ``stride`` (the layout function).
 
     ``crd`` is congruent with ``shape``, or an int anywhere a tuple mode is
     expected (then decomposed colexicographically inside that mode).
     """
-    if type(crd) is tuple:
-        if type(shape) is not tuple or len(crd) != len(shape):
+    if isinstance(crd, tuple):
+        if type(shape) is not tuple or type(stride) is not tuple or len(crd) != len(shape):
             raise TypeError(f"coordinate {crd!r} is not congruent with shape {shape!r}")
         # tuple tuple: sum over modes
         return sum(crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride))
-    if type(shape) is int:
+    if isinstance(shape, int):
         # int int: one leaf
+        assert isinstance(stride, int), "stride is congruent with shape"
         return crd * stride
     # int tuple: decompose the int colexicographically inside the mode
+    assert not isinstance(stride, int), "stride is congruent with shape"
     result = 0
     last = len(shape) - 1
     for i, (s, d) in enumerate(zip(shape, stride)):
@@ -201,8 +208,8 @@ def crd2idx(crd: int | tuple, shape: int | tuple, stride: int | tuple) -> int:
 # ----- formatting --------------------------------------------------------------
 
 
-def format_modes(t: int | tuple) -> str:
+def format_modes(t: IntTuple) -> str:
     """CuTe notation without spaces: ``(2,(4,3))``."""
-    if type(t) is int:
+    if isinstance(t, int):
         return str(t)
     return "(" + ",".join(format_modes(x) for x in t) + ")"

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from .aliasing import classify
 from .int_tuple import (
+    IntTuple,
     congruent,
     crd2idx,
     depth,
@@ -42,6 +46,9 @@ class _Modes:
 
     __slots__ = ("_modes", "_hash")
     _kind = "IntTuple"
+    # slots, written once through object.__setattr__ (the classes are immutable)
+    _modes: tuple[IntTuple, ...]
+    _hash: int
 
     def __init__(self, modes: Any) -> None:
         if type(modes) is type(self):
@@ -58,7 +65,7 @@ class _Modes:
         _set(self, "_modes", modes)
 
     @classmethod
-    def _trusted(cls, modes: tuple):
+    def _trusted(cls, modes: tuple[IntTuple, ...]) -> Self:
         """Wrap an already-validated top-level tuple without checking it."""
         self = object.__new__(cls)
         _set(self, "_modes", modes)
@@ -67,11 +74,11 @@ class _Modes:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Self], tuple[tuple[IntTuple, ...]]]:
         return (type(self), (self._modes,))
 
     @property
-    def modes(self) -> tuple:
+    def modes(self) -> tuple[IntTuple, ...]:
         """The top-level tuple of modes (ints and nested tuples)."""
         return self._modes
 
@@ -93,10 +100,10 @@ class _Modes:
     def __len__(self) -> int:
         return len(self._modes)
 
-    def __iter__(self) -> Iterator[int | tuple]:
+    def __iter__(self) -> Iterator[IntTuple]:
         return iter(self._modes)
 
-    def __getitem__(self, i: int) -> int | tuple:
+    def __getitem__(self, i: int) -> IntTuple:
         return self._modes[i]
 
     def __eq__(self, other: object) -> bool:
@@ -149,17 +156,17 @@ class Stride(_Modes):
 # ----- Layout ----------------------------------------------------------------------
 
 
-def _rebuild_layout(shape_modes: tuple, stride_modes: tuple) -> "Layout":
+def _rebuild_layout(shape_modes: tuple[IntTuple, ...], stride_modes: tuple[IntTuple, ...]) -> "Layout":
     return Layout._trusted(shape_modes, stride_modes)
 
 
 # Already-normalised mode tuples -> canonical layout: the hot path of every
 # operation skips re-validating modes it built itself.
-_CANONICAL_BY_MODES: dict = {}
+_CANONICAL_BY_MODES: dict[tuple[IntTuple, ...], Layout] = {}
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical(shape_modes: tuple) -> "Layout":
+def _canonical(shape_modes: tuple[IntTuple, ...]) -> "Layout":
     # Running product over the leaves, depth first, extent-1 leaves included.
     strides = []
     running = 1
@@ -167,6 +174,7 @@ def _canonical(shape_modes: tuple) -> "Layout":
         strides.append(running)
         running *= s
     stride_modes = unflatten(iter(strides), shape_modes)
+    assert isinstance(stride_modes, tuple), "a tuple profile unflattens to a tuple"
     result = Layout._trusted(shape_modes, stride_modes)
     _set(result, "_aliasing", "injective")
     _set(result, "_is_canonical", True)
@@ -205,6 +213,26 @@ class Layout:
         "_shape",
         "_stride",
     )
+    # slots, written once through object.__setattr__ (Layout is immutable)
+    _shape_modes: tuple[IntTuple, ...]
+    _stride_modes: tuple[IntTuple, ...]
+    _leaf_shape: tuple[int, ...]
+    _leaf_stride: tuple[int, ...]
+    _size: int
+    _cosize: int
+    _mode_sizes: tuple[int, ...]
+    _mode_leaf_counts: tuple[int, ...]
+    _aliasing: str
+    _rev_leaf_shape: tuple[int, ...]
+    _is_canonical: bool
+    _is_compact: bool
+    _hash: int
+    _storage_perm: tuple[int, ...] | None
+    _storage_shape: tuple[int, ...]
+    _broadcast_axes: tuple[int, ...]
+    _batched: Layout
+    _shape: Shape
+    _stride: Stride
 
     def __init__(self, shape: Any, stride: Any = None) -> None:
         if type(shape) is Shape:
@@ -233,7 +261,7 @@ class Layout:
         _set(self, "_stride_modes", stride_modes)
 
     @classmethod
-    def _trusted(cls, shape_modes: tuple, stride_modes: tuple) -> "Layout":
+    def _trusted(cls, shape_modes: tuple[IntTuple, ...], stride_modes: tuple[IntTuple, ...]) -> "Layout":
         """Build from validated, congruent top-level tuples (hot path, no checks)."""
         self = object.__new__(cls)
         _set(self, "_shape_modes", shape_modes)
@@ -262,10 +290,18 @@ class Layout:
             _CANONICAL_BY_MODES[modes] = result
         return result
 
+    if TYPE_CHECKING:
+        # The algebra (``algebra.py``) is attached by ``layout/__init__.py``.
+        def flatten(self) -> Layout: ...
+        def coalesce(self) -> Layout: ...
+        def composition(self, other: Any) -> Layout: ...
+        def complement(self, cosize: int | None = None) -> Layout: ...
+        def logical_divide(self, tiler: Any) -> Layout: ...
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Layout is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Layout], tuple[tuple[IntTuple, ...], tuple[IntTuple, ...]]]:
         return (_rebuild_layout, (self._shape_modes, self._stride_modes))
 
     # ----- derived facts (lazy, cached) -----
@@ -273,7 +309,8 @@ class Layout:
     def _derive(self) -> None:
         """Compute leaves, size, cosize and per-mode facts in one pass."""
         leaf_shape: list[int] = []
-        leaf_stride: list[int] = []
+        # d is an int wherever s is (shape and stride are congruent)
+        leaf_stride: list[Any] = []
         mode_sizes = []
         mode_leaf_counts = []
         for s, d in zip(self._shape_modes, self._stride_modes):
@@ -536,11 +573,11 @@ def _coord_int(c: Any, where: tuple[int, ...]) -> int:
         ) from None
 
 
-def _mode_offset(c: Any, s: int | tuple, d: int | tuple, where: tuple[int, ...]) -> int:
+def _mode_offset(c: Any, s: IntTuple, d: IntTuple, where: tuple[int, ...]) -> int:
     """Offset of coordinate ``c`` within one mode, with range and type checks."""
     if isinstance(c, (tuple, list)):
         # tuple coordinate: must match a tuple mode of the same length
-        if type(s) is int or len(c) != len(s):
+        if isinstance(s, int) or isinstance(d, int) or len(c) != len(s):
             raise TypeError(f"coordinate {c!r} at mode {where} is not congruent with shape {format_modes(s)}")
         return sum(_mode_offset(ci, si, di, where + (k,)) for k, (ci, si, di) in enumerate(zip(c, s, d)))
     # int coordinate: range-check against the mode's size, then decompose

@@ -20,9 +20,10 @@ __all__ = ["row_major", "storage_perm", "storage_shape", "broadcast_axes", "batc
 _set = object.__setattr__
 
 
-def row_major(shape: tuple) -> Layout:
+def row_major(shape: tuple[int, ...]) -> Layout:
     """The compact layout whose storage is a C-ordered array of ``shape`` (last mode fastest)."""
-    strides, step = [], 1
+    strides: list[int] = []
+    step = 1
     for extent in reversed(shape):
         strides.append(step)
         step *= extent
