@@ -176,6 +176,10 @@ class CompoundDType:
     """
 
     __slots__ = ("fields", "_index", "_hash")
+    # slots, written once through object.__setattr__ (the class is immutable)
+    fields: tuple[tuple[str, SimpleDType], ...]
+    _index: dict[str, int]
+    _hash: int
 
     def __init__(self, fields):
         try:

@@ -11,7 +11,7 @@ through whichever array module its caller passes.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,14 +28,15 @@ class ViewPlan(NamedTuple):
 
     start: int
     stop: int
-    dims: tuple | None
-    index: tuple | None
-    perm: tuple | None
-    shape1: tuple | None
+    dims: tuple[int, ...] | None
+    # The field name shadows tuple.index; it reads as "the indexing key".
+    index: tuple[Any, ...] | None  # type: ignore[assignment]
+    perm: tuple[int, ...] | None
+    shape1: tuple[int, ...] | None
     bcast: bool
 
 
-def inverse_of(plan: ViewPlan) -> tuple[tuple | None, tuple[int, ...], tuple]:
+def inverse_of(plan: ViewPlan) -> tuple[tuple[int, ...] | None, tuple[int, ...], tuple[tuple[int, int], ...]]:
     """How to undo a plan's ``[index]`` and ``permute_dims`` steps when placing values.
 
     Returns the inverse permutation (or None), the axes an integer index
@@ -44,12 +45,13 @@ def inverse_of(plan: ViewPlan) -> tuple[tuple | None, tuple[int, ...], tuple]:
     """
     inverse = None
     if plan.perm is not None:
-        inverse = [0] * len(plan.perm)
+        positions = [0] * len(plan.perm)
         for position, axis in enumerate(plan.perm):
-            inverse[axis] = position
-        inverse = tuple(inverse)
-    dropped, widths = [], []
-    if plan.index is not None:
+            positions[axis] = position
+        inverse = tuple(positions)
+    dropped: list[int] = []
+    widths: list[tuple[int, int]] = []
+    if plan.index is not None and plan.dims is not None:
         for axis, (extent, index) in enumerate(zip(plan.dims, plan.index)):
             if isinstance(index, slice):
                 start, stop, _ = index.indices(extent)
@@ -154,7 +156,7 @@ def view_plan(rs: tuple, rt: tuple, offset: int, n: int) -> ViewPlan | None:
         dims_t = tuple(dims)
         index_t = tuple(index) if any(i != slice(None) for i in index) else None
     # result axes follow `order`; the rev array wants them in axis order
-    perm = tuple(order.index(ax) for ax in sorted(keep))
+    perm: tuple[int, ...] | None = tuple(order.index(ax) for ax in sorted(keep))
     if perm == tuple(range(m)):
         perm = None
     cur_shape = tuple(rs[ax] for ax in sorted(keep))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import operator
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,8 @@ class Carrier(GenericHooks):
         self._device = device
         native = array1d.dtype
         # Per-namespace table, so dtypes of different libraries are never compared.
-        table = _FROM_NATIVE.get(id(xp))
+        # Any: a missing table (None) raises TypeError below, the fallback path.
+        table: Any = _FROM_NATIVE.get(id(xp))
         try:
             dtype = table[native]
         except (KeyError, TypeError):

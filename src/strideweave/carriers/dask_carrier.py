@@ -21,6 +21,7 @@ values would compute them).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -31,8 +32,8 @@ from .generic import finish_read
 __all__ = ["DaskCarrier", "compute_arrays", "flatten", "unflatten"]
 
 _OPTIMIZE_LAYERS = 1000
-da = None  # dask.array, set on first use (``DaskCarrier._bind``)
-xp_dask = None  # array_api_compat.dask.array
+da: Any = None  # dask.array, set on first use (``DaskCarrier._bind``)
+xp_dask: Any = None  # array_api_compat.dask.array
 
 
 def _load():

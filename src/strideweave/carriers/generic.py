@@ -21,6 +21,8 @@ and its ``_cached``; they validate nothing (the public methods of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable
+
 import numpy as np
 from xxhash import xxh3_128_intdigest
 
@@ -35,6 +37,22 @@ class GenericHooks:
     """The xp fallback of every data-path hook of a carrier (see the module docstring)."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:
+        # Carrier mixes these hooks in; it declares the slots and methods below.
+        _array: Any
+        _xp: Any
+        _device: Any
+        _native: Any
+        _size: int
+        _version: int
+        _last_gather: tuple[tuple[Any, Any, Any, int], Any] | None
+
+        @classmethod
+        def to_numpy(cls, array: Any) -> Any: ...
+        @classmethod
+        def _device_of(cls, x: Any) -> Any: ...
+        def _cached(self, key: Any, make: Callable[[], Any]) -> Any: ...
 
     # ----- values ---------------------------------------------------------------
 
@@ -132,7 +150,7 @@ class GenericHooks:
         if last is not None and last[0] == key:
             return last[1]
         values = self._gather_view(rs, rt, offset)
-        self._last_gather = (key, values)
+        self._last_gather = (key, values)  # type: ignore[misc]  # a slot of Carrier, which mixes this in
         return values
 
     def _gather_view(self, rs, rt, offset):

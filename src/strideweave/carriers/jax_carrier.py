@@ -22,6 +22,8 @@ import os
 import sys
 import threading
 import warnings
+from types import FrameType
+from typing import Any
 
 from .._marks import unit_alias
 from . import _indexing
@@ -54,14 +56,15 @@ def implicit_narrowing():
 
 def _outside_stacklevel() -> int:
     """The ``warnings.warn`` stacklevel of the first caller outside StrideWeave."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
 
 
-jax = None  # the jax module, set on first use (``JaxCarrier._bind``)
-jnp = None  # jax.numpy (JAX's own Array API namespace)
+jax: Any = None  # the jax module, set on first use (``JaxCarrier._bind``)
+jnp: Any = None  # jax.numpy (JAX's own Array API namespace)
 
 
 #: Layouts with at least this many elements are read and placed by one fused (jitted) XLA

@@ -7,9 +7,12 @@ own.  This module imports no carrier class, so every carrier file may use it.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..dtypes import DType
+
+if TYPE_CHECKING:
+    from .base import Carrier
 
 __all__ = ["CarrierKind", "kind_of_parts", "NamedDevice", "named_device", "missing_wide_types", "default_int"]
 
@@ -17,7 +20,7 @@ __all__ = ["CarrierKind", "kind_of_parts", "NamedDevice", "named_device", "missi
 class CarrierKind(NamedTuple):
     """Where carriers live: exact class, Array API namespace and device."""
 
-    cls: type
+    cls: type[Carrier]
     namespace: object
     device: object
 
@@ -29,7 +32,7 @@ class CarrierKind(NamedTuple):
         """Wrap a native 1-D array of this kind's library without copying."""
         return self.cls.from_array(array1d)
 
-    def holds(self, carrier) -> bool:
+    def holds(self, carrier: Carrier) -> bool:
         """Whether ``carrier`` is of exactly this kind: same class, namespace object and device."""
         return carrier.__class__ is self.cls and carrier._xp is self.namespace and carrier._device == self.device
 
@@ -93,7 +96,7 @@ def missing_wide_types(kind: CarrierKind) -> tuple:
     if kind.cls.backend == "jax":
         import jax
 
-        if not jax.config.jax_enable_x64:
+        if not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # jax declares its flags at run time
             return ("int64", "uint64", "float64", "complex128")
     return ()
 

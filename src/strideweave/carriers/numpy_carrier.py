@@ -74,7 +74,8 @@ class NumpyCarrier(LibraryCarrier):
         try:
             return xxh3_128_intdigest(a)
         except ValueError:  # a strided buffer: digest a contiguous copy, dropped at once
-            return xxh3_128_intdigest(np.ascontiguousarray(a))
+            # numpy declares ndarray's buffer protocol to type checkers only from Python 3.12
+            return xxh3_128_intdigest(np.ascontiguousarray(a))  # type: ignore[arg-type]
 
     # ----- class hooks ---------------------------------------------------------
 

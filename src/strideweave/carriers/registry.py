@@ -164,7 +164,7 @@ class TracerError(TypeError):
     """A JAX tracer reached StrideWeave outside ``sw.interop.jax_function`` (never a carrier's array)."""
 
 
-def carrier_for_array(x) -> type:
+def carrier_for_array(x) -> type[Carrier]:
     """The carrier class for a native array (``TypeError`` if ``x`` is not one)."""
     mods = sys.modules
     np = mods.get("numpy")

@@ -14,6 +14,8 @@ always taken from the buffer: nothing assumes the CPU.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _indexing
@@ -22,7 +24,7 @@ from .generic import _SCALARS
 
 __all__ = ["TorchCarrier"]
 
-torch = None  # the torch module, set on first use (``TorchCarrier._bind``) before any instance exists
+torch: Any = None  # the torch module, set on first use (``TorchCarrier._bind``) before any instance exists
 
 _own_version = Carrier.__dict__["_version"]  # the base class's slot, shadowed below
 

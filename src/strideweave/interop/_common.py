@@ -168,17 +168,20 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
         if wrapped.layout == wanted:
             return wrapped
     with grad_mode(False):  # a cotangent is a value: laid out by an update, never a recorded write
-        return zeros(wanted.shape, carrier=kind, layout=wanted).copy_(wrapped)
+        # Any: Tensor's in-place methods are attached at import (``_methods.py``)
+        buffer: Any = zeros(wanted.shape, carrier=kind, layout=wanted)
+        return buffer.copy_(wrapped)
 
 
 #: output Layout -> (wanted layout, its shape and strides, cosize, compact) for the cotangents
 #: ``_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
-_COTANGENT_PLANS: dict = {}
+_COTANGENT_PLANS: dict[Layout, Any] = {}
 _COTANGENT_PLANS_LIMIT = 1024
 
 
 def _cotangent_plan(layout: Layout):
     shape = layout._shape_modes
+    plan: Any
     if not shape or 0 in shape or not all(type(e) is int for e in shape):
         plan = False
     else:
@@ -235,7 +238,8 @@ def _native_cotangent(target: Tensor, values: Any) -> Tensor | None:
 class _Join(Operation):
     """Joins several outputs under one node, so one traversal carries all their cotangents."""
 
-    def forward(self, *outputs, options=None):
+    # No keyword arguments besides ``options``: narrower than Operation.forward on purpose.
+    def forward(self, *outputs, options=None):  # type: ignore[override]
         return zeros((1,), carrier=outputs[0].carrier.kind)
 
     def backward(self, gradient):
@@ -265,7 +269,9 @@ def vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], cotangents: Sequenc
             join = _Join()
             output = join(*[o for o, _ in live])
         join.context["cotangents"] = tuple(c for _, c in live)
-        cotangent = zeros((1,), carrier=output.carrier.kind).fill_(1.0)
+        # Any: Tensor's in-place methods are attached at import (``_methods.py``)
+        seed: Any = zeros((1,), carrier=output.carrier.kind)
+        cotangent = seed.fill_(1.0)
     grads = _run(output, cotangent, inputs, retain_graph)
     if any(g is None for g in grads):
         _refuse_higher_order(output, inputs)

@@ -29,9 +29,10 @@ class NativeOutput(Operation):
     def __init__(self, call: _NativeCall, index: int, result: Tensor) -> None:
         self.context["call"] = call
         self.context["index"] = index
-        self._result = result
+        self._result: Tensor | None = result  # handed out once, by forward
 
-    def forward(self, *args, options=None):
+    # No keyword arguments besides ``options``: narrower than Operation.forward on purpose.
+    def forward(self, *args, options=None):  # type: ignore[override]
         result, self._result = self._result, None
         return result
 

@@ -42,7 +42,7 @@ class _Bridge:
         self.out_shape = out_shape
         self.name = f"jax_function({fn_name(fn)})"
         self.single = True
-        self.specs = None
+        self.specs: Any = None  # the declared output specs, set by the first trace
         self.wanted: list[int] = []
 
     # -- running fn ------------------------------------------------------------------------

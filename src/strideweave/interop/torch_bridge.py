@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
@@ -13,11 +13,11 @@ from ._native import native_function
 
 __all__ = ["torch_function", "from_torch"]
 
-_FunctionClass = None
-_TORCH = None  # the torch module, once a bridge has imported it
+_FunctionClass: Any = None
+_TORCH: Any = None  # the torch module, once a bridge has imported it
 
 
-def _torch():
+def _torch() -> Any:
     global _TORCH
     if _TORCH is None:
         try:
@@ -35,7 +35,8 @@ class _Call:
 
     def __init__(self, fn, name, args, kwargs, positions):
         self.fn, self.name, self.args, self.kwargs, self.positions = fn, name, args, kwargs, positions
-        self.inputs = self.outputs = ()
+        self.inputs: Sequence[Any] = ()
+        self.outputs: Sequence[Any] = ()
         self.single = True
 
     def run(self, natives, record: bool) -> tuple:
@@ -89,8 +90,10 @@ def _function_class():
     if _FunctionClass is not None:
         return _FunctionClass
     torch = _torch()
+    # Any: torch is imported on first use, so the base class is known only at run time
+    Function: Any = torch.autograd.Function
 
-    class FirstOrderOnly(torch.autograd.Function):
+    class FirstOrderOnly(Function):
         """Passes gradients through; differentiating them again is refused with a clear error."""
 
         @staticmethod
@@ -107,7 +110,7 @@ def _function_class():
                                "backward (differentiating a gradient computed with create_graph=True) is not "
                                "supported")
 
-    class StrideWeaveFunction(torch.autograd.Function):
+    class StrideWeaveFunction(Function):
         """Forward runs a StrideWeave function; backward runs the StrideWeave engine on the incoming cotangents."""
 
         @staticmethod

@@ -29,11 +29,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..autograd.functional import grad as _grad
-from ..dtypes import DType
+from ..dtypes import DType, SimpleDType
 from ..layout import Layout, Shape
 from ..operation import no_grad
 from ..ops import astype as _astype
-from ..tensors.creation import tensor as _tensor
+from ..tensors.creation import from_storage, tensor as _tensor
 from ..tensors.tensor import Tensor
 from ._carriers import _carrier_label, _carrier_list, available_carriers
 from .compare import NativeComparison, compare_with_native
@@ -65,7 +65,11 @@ def on_carrier(t: Tensor, carrier: Any) -> Tensor:
     The result is a fresh leaf with no gradient and no autograd history.
     """
     _require_tensor(t, "on_carrier: t")
-    return Tensor.from_storage(_host_buffer(t), t.layout, t.dtype, offset=t.offset, carrier=carrier)
+    buffer = _host_buffer(t)  # ValueError for a Tensor stored in several carriers
+    dtype = t.dtype
+    if not isinstance(dtype, SimpleDType):  # one carrier, so never compound; kept for the type checker
+        raise TypeError(f"on_carrier: t has dtype {dtype!r}; expected a simple dtype")
+    return from_storage(buffer, t.layout, dtype, offset=t.offset, carrier=carrier)
 
 
 # ----- layout helpers ---------------------------------------------------------------------------
@@ -89,7 +93,7 @@ def _values_tensor(values: np.ndarray, like: Tensor) -> Tensor:
     slots = _slot_map(layout, 0)
     buffer = np.zeros(max(layout.cosize, 1), dtype=np.float32)
     buffer[slots.reshape(-1)] = np.asarray(values, dtype=np.float64).reshape(-1)
-    return Tensor.from_storage(buffer, layout, DType.Float32, carrier=like.carrier)
+    return from_storage(buffer, layout, DType.Float32, carrier=like.carrier)
 
 
 def _cotangent_values(cotangent: Any, out: Tensor) -> np.ndarray:
@@ -133,7 +137,7 @@ def as_input(x: Any) -> Any:
         return x
     with no_grad():
         t = _tensor(x)
-        if t.dtype.kind == "float" and t.dtype != DType.Float32:
+        if isinstance(t.dtype, SimpleDType) and t.dtype.kind == "float" and t.dtype != DType.Float32:
             t = _astype(t, DType.Float32)
     return t
 
@@ -179,8 +183,8 @@ def numerical_gradients(fn: Callable, inputs: Sequence[Any], cotangent: Any = No
             buffers.append(None)
             args.append(on_carrier(x, "numpy") if isinstance(x, Tensor) else x)
 
-    def evaluate() -> np.ndarray:
-        call = [Tensor.from_storage(buf, x.layout, DType.Float64, offset=x.offset, carrier="numpy")
+    def evaluate() -> tuple[Tensor, np.ndarray]:
+        call = [from_storage(buf, x.layout, DType.Float64, offset=x.offset, carrier="numpy")
                 if buf is not None else a for x, buf, a in zip(inputs, buffers, args)]
         with no_grad():
             out = _check_output(fn(*call), "numerical_gradients")

@@ -187,6 +187,8 @@ def _run_strideweave(fn, hosts, args, cotangent, carrier):
         term = xp.sum(out * xp.asarray(cot.astype(np.float32), device=carrier))
         total = term if total is None else total + term
     if leaves:
+        if total is None:
+            raise TypeError("compare_with_native: fn returned no outputs; expected an array or a tuple of arrays")
         total.backward()
     grads = [np.zeros(leaf.shape) if leaf.grad is None else np.asarray(leaf.grad.numpy(), dtype=np.float64)
              for leaf in leaves]
@@ -210,7 +212,7 @@ def _run_torch(fn, hosts, args, cotangent):
     values = [o.detach().cpu().to(torch.float64).numpy() for o in outs]
     cots = _cotangents(cotangent, [v.shape for v in values])
     tracked = [(o, torch.from_numpy(c).to(o.dtype)) for o, c in zip(outs, cots) if o.requires_grad]
-    grads = [None] * len(leaves)
+    grads: Sequence[Any] = [None] * len(leaves)
     if tracked and leaves:
         grads = torch.autograd.grad([o for o, _ in tracked], leaves, [c for _, c in tracked], allow_unused=True)
     return values, [np.zeros(leaf.shape) if g is None else g.detach().cpu().numpy() for leaf, g in zip(leaves, grads)]
