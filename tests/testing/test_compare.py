@@ -162,6 +162,11 @@ def test_a_float64_result_is_named():
         testing.compare_with_native(fn, [X], carriers=["numpy"], references="torch")
 
 
+def test_no_outputs_is_named():
+    with pytest.raises(AssertionError, match="fn returned no outputs"):
+        testing.compare_with_native(lambda x: (), [X], carriers=["numpy"], references="torch")
+
+
 def test_bad_arguments():
     with pytest.raises(TypeError, match="list or tuple"):
         testing.compare_with_native(softplus_norm, X)
