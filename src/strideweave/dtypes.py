@@ -79,7 +79,8 @@ class SimpleDType:
     """
 
     name: str
-    kind: str
+    # Any: given as the long name, stored as its kind class (``_kind_class``, with ``.long``)
+    kind: Any
     bits: int
     _hash: int = field(init=False, repr=False, compare=False, default=0)
 
@@ -441,15 +442,15 @@ def result_type(*operands):
     with a Float32 Tensor gives Float32); scalars are weak (see
     :func:`scalar_result_type`). At least one operand must be a dtype.
     """
-    operands = [x if isinstance(x, SimpleDType) or as_python_scalar(x) is not None else _known_dtype(x) or x
+    resolved = [x if isinstance(x, SimpleDType) or as_python_scalar(x) is not None else _known_dtype(x) or x
                 for x in operands]
-    dtypes = [x for x in operands if isinstance(x, SimpleDType)]
+    dtypes = [x for x in resolved if isinstance(x, SimpleDType)]
     if not dtypes:
-        raise TypeError(f"result_type needs at least one SimpleDType, got {operands!r}")
+        raise TypeError(f"result_type needs at least one SimpleDType, got {resolved!r}")
     result = dtypes[0]
     for dtype in dtypes[1:]:
         result = _promote(result, dtype)
-    for x in operands:
+    for x in resolved:
         if isinstance(x, SimpleDType):
             continue
         scalar = as_python_scalar(x)
