@@ -57,13 +57,29 @@ def floor_of(module: str) -> str:
     return dict(FLOORS)[best]
 
 
-def imports(root: pathlib.Path) -> list[tuple[str, str, int]]:
-    """``(importer, imported module, line)`` for every strideweave import, module-level and in functions."""
+def _type_only(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (read by type checkers, never run)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out.update(id(inner) for child in node.body for inner in ast.walk(child))
+    return out
+
+
+def imports(root: pathlib.Path, *, run_time_only: bool = False) -> list[tuple[str, str, int]]:
+    """``(importer, imported module, line)`` for every strideweave import, module-level and in functions.
+
+    ``run_time_only`` leaves out the imports under ``if TYPE_CHECKING:``, which never run.
+    """
     known = modules(root)
     edges = []
     for importer, path in known.items():
         package = importer.split(".") if path.name == "__init__.py" else importer.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        skipped = _type_only(tree) if run_time_only else set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -97,9 +113,10 @@ def upward_imports(root: pathlib.Path) -> list[str]:
 
 
 def circles(root: pathlib.Path) -> list[list[str]]:
-    """The groups of files that import each other around a circle (strongly connected, more than one)."""
+    """The groups of files that import each other around a circle when they run (strongly connected, more
+    than one); an import for annotations alone, under ``if TYPE_CHECKING:``, never runs and closes no circle."""
     graph: dict[str, set[str]] = {name: set() for name in modules(root)}
-    for importer, target, _ in imports(root):
+    for importer, target, _ in imports(root, run_time_only=True):
         if target in graph:
             graph[importer].add(target)
     index: dict[str, int] = {}

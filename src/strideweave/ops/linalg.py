@@ -124,7 +124,7 @@ class Matmul(Primitive):
         a, b = self._inputs
         saved = self.saved
         if saved is _ROWS:
-            return _backward_rows(self, g)
+            return _backward_rows(self, g, request)
         if saved is not None and saved[0] is a and saved[1] is b:
             av, bv = saved[2], saved[3]
         else:
@@ -183,14 +183,14 @@ class Matmul(Primitive):
 _ROWS = ("rows",)  # ``Matmul.saved`` of a product computed in natural order (``natural_products``)
 
 
-def _backward_rows(node: Matmul, g: Any) -> tuple[tuple, tuple]:
+def _backward_rows(node: Matmul, g: Any, request: Request) -> tuple[tuple, tuple]:
     """``backward_flat`` of a product computed in natural order: ``g`` is the row-major result's buffer."""
     kind = node.place
     a, b = node._inputs
     A, B = _mode_array(a, kind), _mode_array(b, kind)
     G = kind[0].unflatten(g, (A.shape[0], B.shape[1]))
-    grad_a = _natural_in_storage(G @ B.T, a._layout, kind) if node.wants(0) else None
-    grad_b = _natural_in_storage(A.T @ G, b._layout, kind) if node.wants(1) else None
+    grad_a = _natural_in_storage(G @ B.T, a._layout, kind) if request.wants(0) else None
+    grad_b = _natural_in_storage(A.T @ G, b._layout, kind) if request.wants(1) else None
     return (grad_a, grad_b), (grad_a is not None, grad_b is not None)
 
 

@@ -225,7 +225,7 @@ class Tensor:
                 f"; it was computed from a Float32 Tensor that {origin}, and only Float32 is differentiable: "
                 "keep that computation in float32 to differentiate through it")
             if origin is None and self._dtype in (DType.Float64, DType.Float16):
-                cause = ("; only Float32 is differentiable: make the Tensors it is computed from Float32 where "
+                cause = ("; only Float32 is differentiable: make the Tensors it depends on Float32 where "
                          "they are made, sw.tensor(a, dtype=sw.DType.Float32) or xp.asarray(a, dtype=xp.float32) "
                          "(a NumPy array is float64 unless told otherwise, and a wrapped array keeps its dtype), "
                          "or cast a leaf with xp.astype(x, xp.float32)")
