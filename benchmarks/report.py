@@ -152,7 +152,7 @@ def chart(doc, path: str) -> str | None:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        import matplotlib.ticker  # noqa: F401
+        import matplotlib.ticker
     except Exception:
         return None
     ws = [w for w in doc["workloads"] if w["id"] != "W3-mem"]   # memory, not time

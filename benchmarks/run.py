@@ -31,7 +31,7 @@ import sys
 import time
 import traceback
 
-import benchmarks  # noqa: F401  (pins threads before any backend import)
+import benchmarks  # pins threads before any backend import
 from benchmarks import backends as B
 
 

@@ -19,4 +19,4 @@ layout variants), :mod:`~conformance.native` (torch / JAX references),
 from .catalogue import CATALOGUE, Case, Tol, select
 from .runner import Check, RunResult, run, run_case
 
-__all__ = ["CATALOGUE", "Case", "Tol", "select", "Check", "RunResult", "run", "run_case"]
+__all__ = ["CATALOGUE", "Case", "Check", "RunResult", "Tol", "run", "run_case", "select"]

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import fnmatch
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .inputs import VARIANTS, InputSpec, variant_applies
 
-__all__ = ["Tol", "Case", "CATALOGUE", "select", "SMOOTH", "MATMUL", "SENSITIVE"]
+__all__ = ["CATALOGUE", "MATMUL", "SENSITIVE", "SMOOTH", "Case", "Tol", "select"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class Case:
 
 
 def _collect() -> list[Case]:
-    from .cases import array_api, programs, ops
+    from .cases import array_api, ops, programs
 
     cases = ops.CASES + programs.CASES + array_api.CASES
     names = [c.name for c in cases]

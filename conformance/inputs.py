@@ -22,16 +22,26 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 import strideweave as sw
 
-__all__ = ["InputSpec", "PreparedInput", "VARIANTS", "prepare_inputs", "variant_applies",
-           "logical_offsets", "tensor_from_logical", "storage_bound",
-           "carrier_device", "parse_devices", "DEVICES_VARIABLE"]
+__all__ = [
+    "DEVICES_VARIABLE",
+    "VARIANTS",
+    "InputSpec",
+    "PreparedInput",
+    "carrier_device",
+    "logical_offsets",
+    "parse_devices",
+    "prepare_inputs",
+    "storage_bound",
+    "tensor_from_logical",
+    "variant_applies",
+]
 
 VARIANTS = ("canonical", "transposed", "holes", "broadcast", "nested")
 
@@ -129,7 +139,7 @@ def _strides(extents: list[int], order: list[int], pad: int = 0) -> list[int]:
     return strides
 
 
-@lru_cache(maxsize=None)
+@cache
 def logical_offsets(layout: sw.Layout) -> np.ndarray:
     """Storage offset of every logical position, shaped like ``to_array()``.
 

@@ -12,7 +12,7 @@ is the same code on JAX carriers; ``tests/interop`` covers it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .catalogue import Case
 from .inputs import prepare_inputs
 from .runner import Check, _attempt, _cotangents, _emit
 
-__all__ = ["BRIDGES", "run_interop", "markdown"]
+__all__ = ["BRIDGES", "markdown", "run_interop"]
 
 #: carrier -> (the bridge check run for it, the carrier its native StrideWeave reference runs on)
 BRIDGES = {"torch": ("torch_function", "torch"), "jax": ("jax_function+jit", "numpy")}

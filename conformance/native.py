@@ -16,8 +16,8 @@ so JAX compiles each primitive once per case rather than once per variant.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -66,7 +66,7 @@ def _torch_vjp(ref, inputs, cotangents):
     return [np.stack(r) for r in rows]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _jax_pullback(ref: Callable):
     """``jit(storages, index, cotangents) -> per-input stacked VJPs`` for one reference.
 

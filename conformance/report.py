@@ -16,8 +16,17 @@ from pathlib import Path
 from .inputs import VARIANTS
 from .runner import Check, RunResult, checks_for, condense
 
-__all__ = ["summarise", "summary_line", "print_table", "write_markdown", "write_json", "write_heatmap",
-           "write_all", "columns", "is_interop"]
+__all__ = [
+    "columns",
+    "is_interop",
+    "print_table",
+    "summarise",
+    "summary_line",
+    "write_all",
+    "write_heatmap",
+    "write_json",
+    "write_markdown",
+]
 
 _STATUS_RANK = {"skip": 0, "pass": 1, "fail": 2, "error": 3}
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -29,8 +29,18 @@ from .catalogue import Case
 from .inputs import PreparedInput, prepare_inputs, tensor_from_logical
 from .native import NATIVE_CHECKS, native_vjp
 
-__all__ = ["CARRIERS", "Check", "RunResult", "run", "run_case", "run_unit", "checks_for", "condense", "resolve_carriers",
-           "unit_count"]
+__all__ = [
+    "CARRIERS",
+    "Check",
+    "RunResult",
+    "checks_for",
+    "condense",
+    "resolve_carriers",
+    "run",
+    "run_case",
+    "run_unit",
+    "unit_count",
+]
 
 #: the carriers the suite knows, in report order
 CARRIERS = ("numpy", "torch", "jax", "array_api_strict", "dask")

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("rich")
 
-from rich.console import Console  # noqa: E402
+from rich.console import Console
 
-from conformance import report  # noqa: E402
-from conformance.runner import Check, RunResult  # noqa: E402
+from conformance import report
+from conformance.runner import Check, RunResult
 
 CARRIERS = ["numpy", "torch", "jax", "array_api_strict", "dask"]
 

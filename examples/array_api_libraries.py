@@ -14,14 +14,14 @@ import os
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")  # must be set before SciPy is imported
 
-import array_api_extra as xpx  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy.special  # noqa: E402
-import scipy.stats  # noqa: E402
+import array_api_extra as xpx
+import numpy as np
+import scipy.special
+import scipy.stats
 
-import strideweave as sw  # noqa: E402
-import strideweave.array_api as xp  # noqa: E402
-from strideweave.testing import available_carriers  # noqa: E402
+import strideweave as sw
+import strideweave.array_api as xp
+from strideweave.testing import available_carriers
 
 VALUES = np.array([[0.3, -1.2, 0.7, 2.0], [1.5, 0.4, -0.6, 0.9], [-0.8, 0.1, 1.1, -0.2]], dtype=np.float32)
 

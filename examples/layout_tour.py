@@ -19,7 +19,7 @@ for layout in (Layout(Shape([4, 2]), Stride([1, 4])),
                Layout(Shape([4, 2]), Stride([1, 8])),
                Layout(Shape([4, 2]), Stride([0, 1])),
                Layout(Shape([4, 2]), Stride([1, 1]))):
-    print(f"{str(layout):14s} aliasing={layout.aliasing():11s} compact={layout.is_compact()!s:5s} "
+    print(f"{layout!s:14s} aliasing={layout.aliasing():11s} compact={layout.is_compact()!s:5s} "
           f"size={layout.size} cosize={layout.cosize}")
 
 print("\n== the algebra (CuTe semantics) ==")

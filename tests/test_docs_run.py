@@ -143,7 +143,7 @@ def run_page(page: pathlib.Path) -> list[str]:
             code = compile(ast.Module([statement], type_ignores=[]), filename, "exec")
             try:
                 exec(code, namespace)
-            except Exception as err:  # noqa: BLE001 - the page says which exception, or it is a failure
+            except Exception as err:  # the page says which exception, or it is a failure
                 names = {cls.__name__ for cls in type(err).__mro__} | {type(err).__qualname__}
                 message = expected["message"] if expected else None
                 if expected and expected["type"].split(".")[-1] in names and (

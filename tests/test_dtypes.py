@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from strideweave.dtypes import (
-    SIMPLE_DTYPES, CompoundDType, DType, DTypeCategory, SimpleDType,
-    dtype_from_name, python_scalar_dtype, result_type,
+    SIMPLE_DTYPES,
+    CompoundDType,
+    DType,
+    DTypeCategory,
+    SimpleDType,
+    dtype_from_name,
+    python_scalar_dtype,
+    result_type,
 )
 
 

@@ -88,8 +88,10 @@ def test_simple_dtypes_answer_numpy_dtype_questions():
     assert np.dtype(f) == np.dtype("float32") and np.issubdtype(f, np.floating)
     assert (f.kind, f.itemsize, f.name, f.type, f.char) == ("f", 4, "float32", np.float32, "f")
     # NumPy's substring test on the kind code, and StrideWeave's own kind names, both hold
-    assert f.kind in "cfO" and f.kind == "float" and f.kind in ("float", "complex") and "float" == f.kind
-    assert f.kind != "int" and not (f.kind != "f") and not (f.kind != "float") and {"float": 1}[f.kind] == 1
+    assert f.kind in "cfO" and f.kind == "float" and f.kind in ("float", "complex")
+    assert "float" == f.kind  # noqa: SIM300 - the reflected comparison is what is tested
+    assert f.kind != "int" and {"float": 1}[f.kind] == 1
+    assert not (f.kind != "f") and not (f.kind != "float")  # noqa: SIM202 - `!=` is what is tested, not `==`
     assert [d.kind for d in (xp.bool, xp.int8, xp.uint16, xp.complex64)] == ["b", "i", "u", "c"]
     assert pickle.loads(pickle.dumps(xp.uint32)) is xp.uint32
     assert as_dtype(float) is xp.float64 and as_dtype(bool) is xp.bool

@@ -13,8 +13,7 @@ import pytest
 
 import strideweave as sw
 import strideweave.array_api as xp
-from strideweave.carriers import resolve
-from strideweave.carriers import missing_wide_types
+from strideweave.carriers import missing_wide_types, resolve
 
 torch = pytest.importorskip("torch")
 

@@ -1,7 +1,6 @@
 """The ``backend`` fixture: every carrier test runs once per backend in BACKENDS."""
 
 import pytest
-
 from carrier_refs import BACKENDS, Backend
 
 

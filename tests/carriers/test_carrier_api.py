@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from strideweave.carriers import Carrier, NumpyCarrier, transfer
-from strideweave.dtypes import DType, STORED_DTYPES
+from strideweave.dtypes import STORED_DTYPES, DType
 from strideweave.layout import Layout, Shape
 
 DTYPES = [DType.Bool, DType.Int8, DType.Int16, DType.Int32, DType.UInt8,
@@ -50,7 +49,7 @@ def test_64bit_dtypes(backend):
 def test_from_array_wraps_without_copy(backend):
     native = backend.native(np.arange(4, dtype=np.float32))
     c = backend.kind.cls.from_array(native)
-    assert c.array is native or backend.name == "torch" and c.array.data_ptr() == native.data_ptr()
+    assert c.array is native or (backend.name == "torch" and c.array.data_ptr() == native.data_ptr())
     assert c.dtype == DType.Float32 and c.size == 4 and type(c) is backend.kind.cls
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from carrier_refs import ref_gather, ref_gather_rev
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from strideweave.carriers import _indexing
 from strideweave.layout import Layout, Shape, Stride
-
-from carrier_refs import ref_gather, ref_gather_rev
 
 # (shape modes, stride modes or None for canonical, offset)
 CASES = {

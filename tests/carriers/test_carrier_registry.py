@@ -9,8 +9,16 @@ import pytest
 
 import strideweave.carriers as C
 from strideweave.carriers import (
-    ArrayAPICarrier, CarrierKind, JaxCarrier, NumpyCarrier, TorchCarrier,
-    carrier_for_array, get_default_carrier, kind_for_array, resolve, set_default_carrier,
+    ArrayAPICarrier,
+    CarrierKind,
+    JaxCarrier,
+    NumpyCarrier,
+    TorchCarrier,
+    carrier_for_array,
+    get_default_carrier,
+    kind_for_array,
+    resolve,
+    set_default_carrier,
 )
 from strideweave.dtypes import DType
 
@@ -79,9 +87,8 @@ def test_default_carrier_plain_and_context_manager():
 
 
 def test_default_carrier_restored_on_error():
-    with pytest.raises(RuntimeError):
-        with set_default_carrier("array_api_strict"):
-            raise RuntimeError
+    with pytest.raises(RuntimeError), set_default_carrier("array_api_strict"):
+        raise RuntimeError
     assert get_default_carrier().cls is NumpyCarrier
     with pytest.raises(TypeError):
         set_default_carrier("nope")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-
 from carrier_refs import offsets_rev, ref_gather_rev, ref_scatter_add_rev, ref_scatter_rev
+from hypothesis import HealthCheck, given, settings
+from test_carrier_gather import CASES, _layout, layouts
+
 from strideweave.dtypes import DType
 from strideweave.layout import Layout, Shape, Stride
-from test_carrier_gather import CASES, _layout, layouts
 
 INJECTIVE = sorted(c for c in CASES if _layout(c)[0].aliasing() == "injective")
 ALL = sorted(CASES)

@@ -1,7 +1,6 @@
 """Cotangents are never shared mutable state, and every .grad owns its storage."""
 
 import numpy as np
-import pytest
 
 import strideweave as sw
 

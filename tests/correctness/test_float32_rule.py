@@ -7,8 +7,7 @@ import strideweave as sw
 
 def _wider_or_narrower(carrier):
     """Float64, or Float16 where the library stores no float64 (JAX outside x64 mode)."""
-    from strideweave.carriers import resolve
-    from strideweave.carriers import missing_wide_types
+    from strideweave.carriers import missing_wide_types, resolve
 
     return sw.DType.Float16 if "float64" in missing_wide_types(resolve(carrier)) else sw.DType.Float64
 

@@ -115,8 +115,8 @@ def shadow(program: Program, extra: str | None = None) -> dict | None:
     try:
         with np.errstate(all="raise"), warnings.catch_warnings():
             warnings.simplefilter("error")
-            exec("\n".join(lines), env)  # noqa: S102 (the program is the test input)
-    except Exception:  # noqa: BLE001 (any failure: the statement is drawn again)
+            exec("\n".join(lines), env)  # the program is the test input
+    except Exception:  # any failure: the statement is drawn again
         return None
     arrays = {k: v for k, v in env.items() if isinstance(v, (np.ndarray, np.generic))}
     for k, v in list(arrays.items()):
@@ -410,7 +410,7 @@ def _write(c, env, v, flipped=()):
         key = _key(c, shape)
         try:
             shape = env[target][eval(f"np.index_exp[{key}]", {"np": np})].shape
-        except Exception:  # noqa: BLE001
+        except Exception:
             return None
     fits = [k for k in floats if _broadcasts_to(env[k].shape, shape)]
     value = _pick(c, fits) if fits and _coin(c, 70) else _scalar(c)

@@ -78,7 +78,7 @@ def sw_source(program: Program, carrier: str, names=None) -> str:
 def _exec_lines(lines, env):
     for line in lines:
         try:
-            exec(line, env)  # noqa: S102 (the program is the test input)
+            exec(line, env)  # the program is the test input
         except BaseException as exc:
             exc.__diff_line__ = line
             raise
@@ -91,7 +91,7 @@ def _run(program: Program, env: dict, to_numpy, grad_of, backward) -> Run:
             warnings.simplefilter("ignore")
             _exec_lines(program.lines, env)
             run.values = {k: to_numpy(v) for k, v in env.items() if k[:1] in "xv" and k[1:].isdigit()}
-    except Exception as exc:  # noqa: BLE001 (every refusal is classified)
+    except Exception as exc:  # every refusal is classified
         run.error, run.stage, run.where = exc, "forward", getattr(exc, "__diff_line__", "")
         return run
     run.names = [k for k in run.values if k.startswith("v") and run.values[k].dtype.kind == "f"]
@@ -101,10 +101,10 @@ def _run(program: Program, env: dict, to_numpy, grad_of, backward) -> Run:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            exec(loss_line(run.names), env)  # noqa: S102
+            exec(loss_line(run.names), env)
             backward(env["loss"])
             run.grads = {n: grad_of(env[n]) for n, _ in program.leaves}
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         run.error, run.stage, run.where = exc, "backward", "loss.backward()"
     return run
 

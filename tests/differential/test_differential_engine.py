@@ -85,7 +85,7 @@ def test_the_minimal_reproducer_keeps_only_what_fails_and_runs_as_printed(monkey
     monkeypatch.undo()
     text = reproducer(small, "numpy", classify(small, "numpy"))
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        exec(text, {})  # noqa: S102 (the reproducer is the subject)
+        exec(text, {})  # the reproducer is the subject
     assert "x0" in out.getvalue()
 
 

@@ -6,8 +6,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("jax")
 
-import conformance.interop as interop  # noqa: E402
-from conformance.catalogue import select  # noqa: E402
+import conformance.interop as interop
+from conformance.catalogue import select
 
 
 def test_cases_pass_through_both_bridges_and_skips_say_why():

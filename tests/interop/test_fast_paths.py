@@ -5,8 +5,8 @@ import pytest
 
 import strideweave as sw
 from strideweave.interop import _common, jax_bridge
-from strideweave.tensors import creation
 from strideweave.interop._common import cotangent_for, wrap_native
+from strideweave.tensors import creation
 
 CARRIERS = sw.testing.available_carriers()
 STRIDED = [c for c in ("numpy", "torch") if c in CARRIERS]  # the libraries whose arrays carry strides

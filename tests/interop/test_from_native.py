@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _programs import inputs, sw_program, xp_program
 
 import strideweave as sw
-from _programs import inputs, sw_program, xp_program
 
 CARRIERS = sw.testing.available_carriers()
 LIBRARIES = [name for name in ("torch", "jax") if name in CARRIERS]
@@ -43,7 +43,7 @@ def test_random_native_programs_match_strideweave_gradients(seed, carrier, libra
     reached = 0
     for g, w, leaf in zip(sw.grad(loss_got, leaves, cot), sw.grad(loss_want, leaves, cot), leaves):
         if w is None:  # unreached: torch says so too; jax.vjp answers zeros
-            assert g is None or not np.any(g.numpy()) and library == "jax"
+            assert g is None or (not np.any(g.numpy()) and library == "jax")
             continue
         reached += 1
         assert type(g.carrier) is type(leaf.carrier) and g.layout == leaf.layout

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _programs import inputs, sw_program, xp_program
 
 import strideweave as sw
-from _programs import inputs, sw_program, xp_program
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

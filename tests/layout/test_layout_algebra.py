@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from _layout_strategies import brute_aliasing, brute_offsets, layouts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _layout_strategies import brute_aliasing, brute_offsets, layouts
 from strideweave.layout import Layout
 from strideweave.layout.algebra import coalesce, complement, composition, flatten, logical_divide
 
@@ -143,8 +143,8 @@ def test_composition_exhaustive_small():
     for sa in itertools.product(range(1, 5), repeat=2):
         for da in itertools.product(range(1, 6), repeat=2):
             a = Layout(sa, da)
-            for s in range(0, 9):
-                for d in range(0, 9):
+            for s in range(9):
+                for d in range(9):
                     ok += _check_composition(a, Layout(s, d))
     assert ok > 5000  # the property was checked, not skipped
 
@@ -213,7 +213,7 @@ def test_complement_properties(a, m):
 def test_complement_fails_for_overlapping():
     n = 0
     for shape in itertools.product(range(1, 4), repeat=2):
-        for stride in itertools.product(range(0, 5), repeat=2):
+        for stride in itertools.product(range(5), repeat=2):
             a = Layout(shape, stride)
             if a.aliasing() == "overlapping":
                 n += 1

@@ -6,10 +6,9 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from _layout_strategies import brute_aliasing, brute_offsets, layouts, shape_modes
+from hypothesis import given, settings
+
 from strideweave.layout import Layout, Shape, Stride
 from strideweave.layout import aliasing as aliasing_module
 from strideweave.layout.int_tuple import crd2idx, depth, idx2crd, leaves, product

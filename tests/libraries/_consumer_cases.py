@@ -17,7 +17,6 @@ the same write raises (API.md section 4).
 from __future__ import annotations
 
 import numpy as np
-
 from _library_harness import Case, constant, float64_cut, namespace
 
 OTHER = np.random.default_rng(21).uniform(0.5, 2.0, (6, 4))

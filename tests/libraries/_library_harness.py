@@ -38,7 +38,7 @@ import os
 import re
 import sys
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -244,7 +244,7 @@ def _central_differences(case: Case, eps: float = 1e-6):
     return forward, grad
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference(case: Case) -> Reference:
     """torch.autograd in float64 on the same library code, else float64 central differences."""
     try:
@@ -252,7 +252,7 @@ def reference(case: Case) -> Reference:
         return Reference(forward, grad, "torch")
     except ImportError:
         torch_error = None
-    except Exception as error:  # noqa: BLE001 - any torch failure falls back to differences
+    except Exception as error:  # any torch failure falls back to differences
         torch_error = error
     forward, grad = _central_differences(case)
     return Reference(forward, grad, "central differences", torch_error)
@@ -292,7 +292,7 @@ def run(case: Case, carrier: str) -> Outcome:
             forward = y.numpy()
             w = sw.tensor(weights(tuple(y.shape)).astype(np.float32), carrier=carrier)
             xp.sum(y * w).backward()
-    except Exception as error:  # noqa: BLE001 - every exception is a loud outcome, judged by the test
+    except Exception as error:  # every exception is a loud outcome, judged by the test
         message = str(error).splitlines()[0] if str(error) else ""
         return Outcome(case, carrier, "loud", f"{type(error).__name__}: {message[:200]}", error, _where(error))
     ok, err = _close(np.asarray(forward, dtype=np.float64), ref.forward)

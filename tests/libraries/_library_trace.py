@@ -20,10 +20,10 @@ import contextlib
 import os
 import traceback
 
+from _library_harness import Case, dispatch, run
+
 import strideweave as sw
 import strideweave.array_api as xp
-
-from _library_harness import Case, dispatch, run
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _INPLACE = ["__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__", "__ifloordiv__", "__imod__", "__imatmul__"]

@@ -10,7 +10,6 @@ those cases say so.
 from __future__ import annotations
 
 import numpy as np
-
 from _library_harness import SCIPY_ON_NUMPY, Case, constant, float64_cut
 
 LIB = "scipy"

@@ -9,7 +9,6 @@ under ``array_api_dispatch``.
 from __future__ import annotations
 
 import numpy as np
-
 from _library_harness import VERSION_RULE, Case, Loud, constant, float64_cut
 
 LIB = "scikit-learn"

@@ -19,7 +19,6 @@ with an explicit fill).
 from __future__ import annotations
 
 import numpy as np
-
 from _library_harness import Case, Loud, constant, namespace
 
 MASK = np.random.default_rng(31).uniform(size=(6, 4)) < 0.25

@@ -22,7 +22,7 @@ import warnings
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 os.environ.setdefault("SCIPY_ARRAY_API", "1")  # before anything imports SciPy
 
-from _library_harness import CARRIERS, markdown_details, markdown_table, require_scipy_array_api, run_all  # noqa: E402
+from _library_harness import CARRIERS, markdown_details, markdown_table, require_scipy_array_api, run_all
 
 
 def _versions() -> str:

@@ -17,10 +17,9 @@ pytest.importorskip("marray")
 pytest.importorskip("array_api_extra")
 pytest.importorskip("xarray")
 
-from _library_harness import CARRIERS, check  # noqa: E402
-
-import _consumer_cases  # noqa: E402
-import _xarray_cases  # noqa: E402
+import _consumer_cases
+import _xarray_cases
+from _library_harness import CARRIERS, check
 
 CASES = _consumer_cases.CASES + _xarray_cases.CASES
 

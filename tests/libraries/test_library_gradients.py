@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("sklearn")
 pytest.importorskip("scipy")
 
-from _library_harness import CARRIERS, check, require_scipy_array_api  # noqa: E402
+from _library_harness import CARRIERS, check, require_scipy_array_api
 
 require_scipy_array_api()
 

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-import strideweave as sw  # noqa: E402
+from _library_harness import CARRIERS, Case, Loud, check, namespace, reference, run
 
-from _library_harness import CARRIERS, Case, Loud, check, namespace, reference, run  # noqa: E402
+import strideweave as sw
 
 
 def _doubled(x):

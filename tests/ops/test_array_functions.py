@@ -8,9 +8,9 @@ cotangents back into it.
 
 import numpy as np
 import pytest
+from ops_cases import CARRIERS, check, make
 
 import strideweave as sw
-from ops_cases import CARRIERS, check, make
 
 I32 = sw.DType.Int32
 

@@ -8,10 +8,10 @@ inside each function's domain and away from its kinks.
 
 import numpy as np
 import pytest
+from ops_cases import CARRIERS, canonical_like, check, make
 
 import strideweave as sw
 from strideweave.ops import elementwise
-from ops_cases import CARRIERS, canonical_like, check, make
 
 KINDS = ["holes", "nested_broadcast"]
 

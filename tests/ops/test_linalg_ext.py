@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 import pytest
+from ops_cases import check
 
 import strideweave as sw
-from ops_cases import check
 
 RNG = np.random.default_rng(31)
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from ops_cases import ALL_KINDS, CARRIERS, FLAT_KINDS, canonical, canonical_like, make
 
 import strideweave as sw
-from ops_cases import ALL_KINDS, CARRIERS, FLAT_KINDS, canonical, canonical_like, make
 
 F32 = sw.DType.Float32
 

@@ -8,9 +8,9 @@ max/min/maximum/minimum, clip bounds) so finite differences are meaningful.
 
 import numpy as np
 import pytest
+from ops_cases import ALL_KINDS, FLAT_KINDS, KINDS, canonical, canonical_like, check, from_numpy, make
 
 import strideweave as sw
-from ops_cases import ALL_KINDS, KINDS, FLAT_KINDS, canonical, canonical_like, check, from_numpy, make
 
 F32 = sw.DType.Float32
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from ops_cases import CARRIERS, canonical, make
 
 import strideweave as sw
-from ops_cases import CARRIERS, canonical, make
 from strideweave import testing
 
 F32 = sw.DType.Float32

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import strideweave as sw
-from strideweave.autograd.cotangents import cotangent_for, times
 from strideweave._marks import is_unit
+from strideweave.autograd.cotangents import cotangent_for, times
 from strideweave.tensors.values import kind_of
 
 CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch", "jax")]
@@ -39,8 +39,7 @@ def test_gradients_through_the_unit_seed_match_numpy(carrier):
 
 
 def test_the_flag_dies_with_its_array():
-    from strideweave._marks import _UNIT_ARRAYS
-    from strideweave._marks import mark_unit
+    from strideweave._marks import _UNIT_ARRAYS, mark_unit
 
     before = len(_UNIT_ARRAYS)
     ones = mark_unit(np.ones(4, np.float32))
@@ -179,7 +178,7 @@ def test_ones_take_only_a_factor_of_their_own_size():
     with pytest.raises(RuntimeError, match="shape"):
         flat.times(np.ones(3, np.float32), np)
     with pytest.raises(TypeError):
-        flat * factor  # noqa: B018 (anything but ``times`` fails)
+        flat * factor  # anything but ``times`` fails
     shaped = Ones((3, 4), np.float32)
     row = np.arange(4, dtype=np.float32).reshape(1, 4)
     np.testing.assert_array_equal(shaped.times(row, np), np.broadcast_to(row, (3, 4)))

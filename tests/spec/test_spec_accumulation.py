@@ -3,9 +3,9 @@
 import inspect
 
 import numpy as np
+from _spec_support import PassThrough, arr, vec
 
 import strideweave as sw
-from _spec_support import PassThrough, arr, vec
 
 
 def test_detach_the_accumulated_gradient(carrier):

@@ -4,9 +4,9 @@ import inspect
 import sys
 
 import numpy as np
+from _spec_support import FirstOnly, Probe, arr, vec
 
 import strideweave as sw
-from _spec_support import FirstOnly, Probe, arr, vec
 
 
 def test_sum_contributions_of_a_repeated_input(carrier):

@@ -4,9 +4,9 @@ import inspect
 
 import numpy as np
 import pytest
+from _spec_support import Probe, arr, assert_unchanged, snapshot, vec
 
 import strideweave as sw
-from _spec_support import Probe, arr, assert_unchanged, snapshot, vec
 
 
 def _graph(carrier):

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _spec_support import Returns, arr, assert_unchanged, canonical, layout, snapshot, stored, vec
 
 import strideweave as sw
-from _spec_support import Returns, arr, assert_unchanged, canonical, layout, snapshot, stored, vec
 
 INJECTIVE = layout([2, 2], [1, 2])
 

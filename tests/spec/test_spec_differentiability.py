@@ -4,9 +4,9 @@ import warnings
 
 import numpy as np
 import pytest
+from _spec_support import F32, arr, vec
 
 import strideweave as sw
-from _spec_support import F32, arr, vec
 
 OTHER_DTYPES = ["Float64", "Float16", "Int8", "Int16", "Int32", "Int64", "UInt8", "Bool"]
 

@@ -4,9 +4,9 @@ import inspect
 
 import numpy as np
 import pytest
+from _spec_support import PassThrough, arr, assert_unchanged, canonical, layout, snapshot, stored, vec
 
 import strideweave as sw
-from _spec_support import PassThrough, arr, assert_unchanged, canonical, layout, snapshot, stored, vec
 
 
 def _shared_graph(carrier):

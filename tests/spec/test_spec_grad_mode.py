@@ -3,9 +3,9 @@
 import threading
 
 import pytest
+from _spec_support import Probe, vec
 
 import strideweave as sw
-from _spec_support import Probe, vec
 
 
 def _in_thread(fn):
@@ -80,15 +80,13 @@ def test_set_grad_enabled_in_another_thread_leaves_this_thread_unchanged():
 
 
 def test_no_grad_restores_the_state_when_the_block_raises():
-    with pytest.raises(KeyError):
-        with sw.no_grad():
-            assert sw.is_grad_enabled() is False
-            raise KeyError("boom")
+    with pytest.raises(KeyError), sw.no_grad():
+        assert sw.is_grad_enabled() is False
+        raise KeyError("boom")
     assert sw.is_grad_enabled() is True
     sw.set_grad_enabled(False)
-    with pytest.raises(KeyError):
-        with sw.no_grad():
-            raise KeyError("boom")
+    with pytest.raises(KeyError), sw.no_grad():
+        raise KeyError("boom")
     assert sw.is_grad_enabled() is False
 
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _spec_support import arr, canonical, layout, stored, vec
 
 import strideweave as sw
-from _spec_support import arr, canonical, layout, stored, vec
 
 
 def _expected_broadcast_grad(lay, contributions):

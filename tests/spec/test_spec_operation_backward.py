@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _spec_support import FirstOnly, Probe, Raises, Returns, arr, assert_unchanged, snapshot, vec
 
 import strideweave as sw
-from _spec_support import FirstOnly, Probe, Raises, Returns, arr, assert_unchanged, snapshot, vec
 
 
 def test_propagate_only_to_the_inputs_an_operation_differentiates(carrier):

@@ -1,9 +1,9 @@
 """Requirement: Operations record a reverse-mode node for differentiable results."""
 
 import numpy as np
+from _spec_support import F32, arr, vec
 
 import strideweave as sw
-from _spec_support import F32, arr, vec
 
 
 class Affine(sw.Operation):

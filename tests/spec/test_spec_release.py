@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _spec_support import FirstOnly, Probe, arr, assert_unchanged, snapshot, vec
 
 import strideweave as sw
-from _spec_support import FirstOnly, Probe, arr, assert_unchanged, snapshot, vec
 
 
 class WithContext(sw.Operation):

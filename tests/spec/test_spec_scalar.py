@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _spec_support import AliasProbe, Probe, arr, assert_unchanged, layout, snapshot, stored, vec
 
 import strideweave as sw
-from _spec_support import AliasProbe, Probe, arr, assert_unchanged, layout, snapshot, stored, vec
 
 
 def test_differentiate_a_scalar_without_an_explicit_cotangent(carrier):

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _spec_support import Scale, arr, assert_unchanged, snapshot, vec
 
 import strideweave as sw
-from _spec_support import Scale, arr, assert_unchanged, snapshot, vec
 
 
 def test_reject_a_create_graph_argument(carrier):

@@ -11,5 +11,4 @@ import sys
 if "scipy" not in sys.modules:  # SciPy reads it once, on first import
     os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
-from strideweave.testing.plugin import (check_grad, pytest_addoption, pytest_generate_tests,  # noqa: E402, F401
-                                        sw_carrier, xp)
+from strideweave.testing.plugin import check_grad, pytest_addoption, pytest_generate_tests, sw_carrier, xp  # noqa: F401

@@ -10,7 +10,7 @@ pytest.importorskip("scipy")
 pytest.importorskip("array_api_extra")
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
-import array_api_libraries as examples  # noqa: E402
+import array_api_libraries as examples
 
 sys.path.pop(0)
 
