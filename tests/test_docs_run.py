@@ -230,7 +230,7 @@ def test_checker_accepts_matching_output_loops_and_raises(fake_root):
     assert run_page(page) == []
 
 
-@pytest.mark.parametrize("body, problem", [
+@pytest.mark.parametrize(("body", "problem"), [
     ("print(1)  # -> 2\n", "shows '2', printed '1'"),
     ("print(1)\n", "this print shows no '# ->' output"),
     ("x = 1  # -> 1\n", "is on a line that does not print"),

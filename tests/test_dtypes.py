@@ -32,7 +32,7 @@ def test_simple_dtypes_attributes():
         DType()
 
 
-@pytest.mark.parametrize("category,members", [
+@pytest.mark.parametrize(("category", "members"), [
     (DType.Floating, {"float16", "float32", "float64"}),
     (DType.Integral, {"int8", "int16", "int32", "int64", "uint8"}),
     (DType.Numeric, {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"}),
@@ -58,7 +58,7 @@ def test_compound_dtype():
         c.field("zz")
 
 
-@pytest.mark.parametrize("fields,exc,match", [
+@pytest.mark.parametrize(("fields", "exc", "match"), [
     ([], ValueError, "empty"),
     ([("a", DType.Float32), ("a", DType.Int8)], ValueError, "'a'"),
     ([("a", "float32")], TypeError, "'float32'"),
@@ -73,7 +73,7 @@ def test_compound_dtype_validation(fields, exc, match):
         CompoundDType(fields)
 
 
-@pytest.mark.parametrize("a,b,want", [
+@pytest.mark.parametrize(("a", "b", "want"), [
     (DType.Float32, DType.Float32, DType.Float32),
     (DType.Float16, DType.Float32, DType.Float32),
     (DType.Float64, DType.Float32, DType.Float64),
@@ -101,7 +101,7 @@ def test_result_type(a, b, want):
     assert result_type(b, a) == want
 
 
-@pytest.mark.parametrize("a,b", [
+@pytest.mark.parametrize(("a", "b"), [
     (1, 2.0), (DType.Floating, DType.Float32), ("floaty", DType.Float32), (object, DType.Float32),
 ])
 def test_result_type_errors(a, b):
@@ -109,7 +109,7 @@ def test_result_type_errors(a, b):
         result_type(a, b)
 
 
-@pytest.mark.parametrize("a,b", [(DType.Int8, 1000), (DType.UInt8, -1), (DType.Int32, 2 ** 31)])
+@pytest.mark.parametrize(("a", "b"), [(DType.Int8, 1000), (DType.UInt8, -1), (DType.Int32, 2 ** 31)])
 def test_result_type_out_of_range_scalar(a, b):
     with pytest.raises(OverflowError, match=str(b)):
         result_type(a, b)

@@ -33,7 +33,7 @@ STRIDED = [
 CASES = [(shape, strides, target) for shape, strides, targets in STRIDED for target in targets]
 
 
-@pytest.mark.parametrize("shape,strides,target", CASES, ids=[f"{s}:{st}->{t}" for s, st, t in CASES])
+@pytest.mark.parametrize(("shape", "strides", "target"), CASES, ids=[f"{s}:{st}->{t}" for s, st, t in CASES])
 def test_view_with_a_shape_is_torchs_view(carrier, shape, strides, target):
     torch = pytest.importorskip("torch")
     buffer = np.arange(24, dtype=np.float32) * 0.5 - 3.0
@@ -127,7 +127,7 @@ def _native_arrays():
     return arrays
 
 
-@pytest.mark.parametrize("name,native", _native_arrays(), ids=[n for n, _ in _native_arrays()])
+@pytest.mark.parametrize(("name", "native"), _native_arrays(), ids=[n for n, _ in _native_arrays()])
 def test_a_native_gradient_is_named_with_its_conversion(name, native):
     x = xp.asarray([1.0, 2.0])
     v = x * 2.0

@@ -43,7 +43,7 @@ def test_all_is_pinned():
         assert hasattr(sw, name), name
 
 
-@pytest.mark.parametrize("entry, parameters", [
+@pytest.mark.parametrize(("entry", "parameters"), [
     (sw.Tensor.backward, ["self", "gradient", "retain_graph"]),
     (sw.Tensor.backwards_traversal, ["gradient", "operation", "retain_graph"]),
     (sw.grad, ["output", "inputs", "cotangents", "batched", "retain_graph"]),

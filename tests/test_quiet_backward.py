@@ -44,7 +44,7 @@ def _quiet_grads(name, carrier, *values):
 
 
 @pytest.mark.parametrize("carrier", CARRIERS)
-@pytest.mark.parametrize("name, values", UNARY, ids=[u[0] for u in UNARY])
+@pytest.mark.parametrize(("name", "values"), UNARY, ids=[u[0] for u in UNARY])
 def test_unary_rule_at_its_boundary(name, values, carrier):
     (got,) = _quiet_grads(name, carrier, values)
     (want,) = _torch_grads(name, values)
@@ -52,7 +52,7 @@ def test_unary_rule_at_its_boundary(name, values, carrier):
 
 
 @pytest.mark.parametrize("carrier", CARRIERS)
-@pytest.mark.parametrize("name, a, b, like_torch", BINARY, ids=[f"{b[0]}{i}" for i, b in enumerate(BINARY)])
+@pytest.mark.parametrize(("name", "a", "b", "like_torch"), BINARY, ids=[f"{b[0]}{i}" for i, b in enumerate(BINARY)])
 def test_binary_rule_at_its_boundary(name, a, b, like_torch, carrier):
     got = _quiet_grads(name, carrier, a, b)
     want = _torch_grads(name, a, b)

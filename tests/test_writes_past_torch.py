@@ -57,7 +57,7 @@ def test_a_numpy_export_is_watched_except_of_torch_storage(carrier, export):
         assert x.tolist()[0] == 5.0  # the export shares the torch storage: the write landed
 
 
-@pytest.mark.parametrize("path, seen", [("host.add_", True), ("host[0]", True), ("host.detach()", True),
+@pytest.mark.parametrize(("path", "seen"), [("host.add_", True), ("host[0]", True), ("host.detach()", True),
                                         ("host.data", False), ("host.numpy()", False)])
 def test_writes_to_a_wrapped_torch_tensor(path, seen):
     torch = pytest.importorskip("torch")

@@ -45,7 +45,7 @@ EINSUMS = [
 ]
 
 
-@pytest.mark.parametrize("subscripts,shapes", EINSUMS, ids=[s for s, _ in EINSUMS])
+@pytest.mark.parametrize(("subscripts", "shapes"), EINSUMS, ids=[s for s, _ in EINSUMS])
 def test_einsum_matches_numpy_and_torch_gradients(carrier, subscripts, shapes):
     arrays = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     value, grads, w = grad_of(lambda *xs: xp.einsum(subscripts, *xs), arrays, carrier)
@@ -155,7 +155,7 @@ def test_numpy_index_arrays_are_indices(carrier):
         xp.asarray(a, device=carrier)[np.array([0.5])]
 
 
-@pytest.mark.parametrize("program,reference", [
+@pytest.mark.parametrize(("program", "reference"), [
     (lambda x: xp.pad(x, ((1, 2), (0, 1)), constant_values=0.5), lambda t: torch.nn.functional.pad(t, (0, 1, 1, 2),
                                                                                                    value=0.5)),
     (lambda x: xp.quantile(x, [0.1, 0.5, 0.9], axis=0), lambda t: torch.quantile(t, torch.tensor(

@@ -13,7 +13,7 @@ from strideweave.dtypes import DType, as_dtype, result_type
 UNSIGNED = [(xp.uint16, DType.UInt16), (xp.uint32, DType.UInt32), (xp.uint64, DType.UInt64)]
 
 
-@pytest.mark.parametrize("dtype,descriptor", UNSIGNED, ids=lambda d: getattr(d, "name", ""))
+@pytest.mark.parametrize(("dtype", "descriptor"), UNSIGNED, ids=lambda d: getattr(d, "name", ""))
 def test_wide_unsigned_dtypes_are_stored_on_every_carrier(carrier, dtype, descriptor):
     assert dtype is descriptor
     info = xp.__array_namespace_info__()

@@ -37,7 +37,7 @@ def nodes(t):
     return chain
 
 
-@pytest.mark.parametrize("name,reduce,gradient", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+@pytest.mark.parametrize(("name", "reduce", "gradient"), REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
 def test_full_reduction_is_one_zero_d_node(carrier, name, reduce, gradient):
     x = xp.asarray(X, device=carrier)
     out = reduce(x)
@@ -49,7 +49,7 @@ def test_full_reduction_is_one_zero_d_node(carrier, name, reduce, gradient):
     np.testing.assert_allclose(values(x.grad), gradient(X.astype(np.float64)), rtol=1e-6)
 
 
-@pytest.mark.parametrize("name,reduce,gradient", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+@pytest.mark.parametrize(("name", "reduce", "gradient"), REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
 def test_full_reduction_of_a_strided_input(carrier, name, reduce, gradient):
     x = xp.asarray(X, device=carrier)
     out = reduce(xp.permute_dims(x, (1, 0)) * 2.0)

@@ -57,7 +57,7 @@ def test_placed_matches_a_reference_scatter(carrier, layout, seed):
 
 
 @pytest.mark.parametrize("carrier", CARRIERS + ["dask"])
-@pytest.mark.parametrize("shape,stride", [
+@pytest.mark.parametrize(("shape", "stride"), [
     ((300, 256), (1, 310)),           # rows with holes between them: the inverse recipe pads
     ((2, (128, 300)), (1, (2, 512))),  # a hierarchical mode and a tail past the last row
 ], ids=["padded-rows", "hierarchical"])

@@ -133,7 +133,7 @@ def test_kind_holds_tells_generic_namespaces_apart():
     assert generic.holds(generic.allocate(1, DType.Float32))
 
 
-@pytest.mark.parametrize("name,module,extra", [
+@pytest.mark.parametrize(("name", "module", "extra"), [
     ("torch", "torch_carrier", "strideweave[torch]"),
     ("jax", "jax_carrier", "strideweave[jax]"),
     ("array_api_strict", None, "strideweave[strict]"),

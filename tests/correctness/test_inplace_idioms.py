@@ -166,7 +166,7 @@ _CASES = [(target, op, kind) for target in ("result", "view", "item", "buffer") 
           for kind in ("scalar", "tensor", "self")]
 
 
-@pytest.mark.parametrize("target, op, kind", _CASES, ids=[f"{t} {o} {k}" for t, o, k in _CASES])
+@pytest.mark.parametrize(("target", "op", "kind"), _CASES, ids=[f"{t} {o} {k}" for t, o, k in _CASES])
 def test_an_inplace_operator_differentiates_like_torch(carrier, target, op, kind):
     program = _target_program(target, op, kind)
     _agrees(program, carrier, 2e-4)

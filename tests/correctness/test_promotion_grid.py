@@ -69,7 +69,7 @@ def test_tensor_tensor_promotion_grid(op, carrier):
     assert len(seen) >= 36
 
 
-@pytest.mark.parametrize("a,b", [(D.Float32, D.Int32), (D.Int32, D.Float32), (D.Float32, D.Bool),
+@pytest.mark.parametrize(("a", "b"), [(D.Float32, D.Int32), (D.Int32, D.Float32), (D.Float32, D.Bool),
                                  (D.UInt8, D.Float32), (D.Float32, D.Int16)])
 def test_mixed_kind_results_stay_differentiable(a, b, carrier):
     x, y = _make(a, carrier), _make(b, carrier)

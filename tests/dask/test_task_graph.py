@@ -201,7 +201,7 @@ def test_a_write_to_the_wrapped_object_leaves_the_tensor_alone():
     np.testing.assert_array_equal(sw.transpose(x).numpy(), host.T)
 
 
-@pytest.mark.parametrize("shape, chunks", [((6, 4), (2, 4)), ((4, 3, 5), (2, 3, 5)), ((4, 3, 5), (1, 2, 5))])
+@pytest.mark.parametrize(("shape", "chunks"), [((6, 4), (2, 4)), ((4, 3, 5), (2, 3, 5)), ((4, 3, 5), (1, 2, 5))])
 def test_views_of_a_wrapped_array_read_its_values(shape, chunks):
     host = np.arange(np.prod(shape), dtype=F32).reshape(shape)
     x = sw.tensor(da.from_array(host, chunks=chunks))
@@ -216,7 +216,7 @@ def test_views_of_a_wrapped_array_read_its_values(shape, chunks):
 HOST = np.arange(12, dtype=F32).reshape(4, 3)
 
 
-@pytest.mark.parametrize("loss, want", [
+@pytest.mark.parametrize(("loss", "want"), [
     (lambda x: sw.sum(x * x), 2 * HOST),
     (lambda x: sw.mean(x), np.full_like(HOST, 1 / 12)),
     (lambda x: sw.array_api.sum(x * x), 2 * HOST),  # a 0-d result

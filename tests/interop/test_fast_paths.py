@@ -41,7 +41,7 @@ def _forms(carrier):
     return [(carrier, name) for name in names]
 
 
-@pytest.mark.parametrize("carrier, form", [f for c in CARRIERS for f in _forms(c)])
+@pytest.mark.parametrize(("carrier", "form"), [f for c in CARRIERS for f in _forms(c)])
 def test_wrap_native_builds_the_tensor_sw_tensor_builds(carrier, form):
     base = np.arange(24, dtype=np.float32).reshape(4, 6)
     values = FORMS[form](base)

@@ -24,7 +24,7 @@ def _x64(library):
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-@pytest.mark.parametrize("seed, carrier", list(enumerate(CARRIERS)))  # a different program on each carrier
+@pytest.mark.parametrize(("seed", "carrier"), list(enumerate(CARRIERS)))  # a different program on each carrier
 def test_random_native_programs_match_strideweave_gradients(seed, carrier, library):
     outputs = 2 if seed % 2 else 1
     native = bridge(library)(xp_program(seed, outputs))

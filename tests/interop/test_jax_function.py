@@ -25,7 +25,7 @@ def _loss(f, outputs):
     return loss
 
 
-@pytest.mark.parametrize("seed, outputs", [(0, 1), (1, 2), (2, 1), (3, 2)])
+@pytest.mark.parametrize(("seed", "outputs"), [(0, 1), (1, 2), (2, 1), (3, 2)])
 def test_random_programs_match_jax_grad_eagerly_and_under_jit(seed, outputs):
     args = _args(seed)
     bridged, native = jax_function(sw_program(seed, outputs)), xp_program(seed, outputs)

@@ -55,7 +55,7 @@ def test_coalesce_preserves_function(layout):
 
 
 @pytest.mark.parametrize(
-    "layout, expected",
+    ("layout", "expected"),
     [
         (Layout((2, (1, 6)), (1, (6, 2))), Layout((12,), (1,))),
         (Layout((4, 2), (2, 1)), Layout((4, 2), (2, 1))),
@@ -72,7 +72,7 @@ def test_coalesce_examples(layout, expected):
 
 
 @pytest.mark.parametrize(
-    "a, b, expected",
+    ("a", "b", "expected"),
     [
         # Examples from the CuTe layout-algebra documentation.
         (Layout((6, 2), (8, 2)), Layout((4, 3), (3, 1)), Layout(((2, 2), 3), ((24, 2), 8))),
@@ -98,7 +98,7 @@ def test_composition_by_mode_tiler():
 
 
 @pytest.mark.parametrize(
-    "a, b",
+    ("a", "b"),
     [
         (Layout((2, 3), (1, 10)), Layout(3, 1)),  # shape divisibility
         (Layout((3, 4), (1, 10)), Layout(3, 2)),  # stride divisibility
@@ -159,7 +159,7 @@ def test_composition_random(a, b):
 
 
 @pytest.mark.parametrize(
-    "a, m, expected",
+    ("a", "m", "expected"),
     [
         # Examples from the CuTe layout-algebra documentation.
         (Layout(4, 1), 24, Layout(6, 4)),

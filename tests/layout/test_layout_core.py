@@ -18,7 +18,7 @@ from strideweave.layout.int_tuple import crd2idx, depth, idx2crd, leaves, produc
 
 @pytest.mark.parametrize("cls", [Shape, Stride])
 @pytest.mark.parametrize(
-    "bad, exc, fragment",
+    ("bad", "exc", "fragment"),
     [
         (True, TypeError, "True"),
         ([2, False], TypeError, "False"),
@@ -108,7 +108,7 @@ def test_layout_congruence_and_types():
 
 
 @pytest.mark.parametrize(
-    "shape, stride",
+    ("shape", "stride"),
     [
         ((4, 2), (1, 4)),
         ((2, (4, 3)), (1, (2, 8))),
@@ -187,7 +187,7 @@ def test_call_linear_and_coordinates():
 
 
 @pytest.mark.parametrize(
-    "args, exc",
+    ("args", "exc"),
     [
         ((24,), IndexError),
         ((-1,), IndexError),
@@ -277,7 +277,7 @@ def test_int_tuple_helpers():
 
 
 @pytest.mark.parametrize(
-    "shape, stride, kind, compact",
+    ("shape", "stride", "kind", "compact"),
     [
         ((2, 2), (3, 2), "injective", False),
         ((4, 2), (1, 1), "overlapping", False),
@@ -312,7 +312,7 @@ def test_aliasing_matches_brute_force(layout):
 
 
 @pytest.mark.parametrize(
-    "shape, stride, kind",
+    ("shape", "stride", "kind"),
     [
         ((3, 3), (2, 3), "injective"),
         ((3, 3, 50, 50), (2, 3, 11, 550), "injective"),
@@ -344,7 +344,7 @@ def test_layout_equality_is_exact():
 
 
 @pytest.mark.parametrize(
-    "layout, text",
+    ("layout", "text"),
     [
         (Layout((4, 2)), "(4,2):(1,4)"),
         (Layout((2, (4, 3))), "(2,(4,3)):(1,(2,8))"),

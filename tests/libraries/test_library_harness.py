@@ -45,7 +45,7 @@ def _tanh_mean(x):
 
 
 @pytest.mark.parametrize("carrier", CARRIERS)
-@pytest.mark.parametrize("program, kind", [(_doubled, "agree"), (_tanh_mean, "agree"), (_forward_differs, "wrong"),
+@pytest.mark.parametrize(("program", "kind"), [(_doubled, "agree"), (_tanh_mean, "agree"), (_forward_differs, "wrong"),
                                            (_gradient_differs, "wrong"), (_history_cut, "none"), (_raises, "loud")])
 def test_each_verdict_fires(program, kind, carrier):
     case = Case("harness", program.__name__, program)

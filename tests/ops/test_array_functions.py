@@ -114,7 +114,7 @@ def test_integer_results_are_not_recorded():
     assert sw.sort(x).autograd_ctx is not None
 
 
-@pytest.mark.parametrize("call,error,message", [
+@pytest.mark.parametrize(("call", "error", "message"), [
     (lambda x: sw.cumulative_sum(x), ValueError, "axis is required for an array with 2 axes"),
     (lambda x: sw.sort(x, axis=2), IndexError, "axis 2 is out of range for an array with 2 axes"),
     (lambda x: sw.take(x, idx([0, 4]), axis=1), IndexError, r"out of range for axis 1 of extent 4"),

@@ -85,7 +85,7 @@ def test_a_rule_flagged_linear_that_returns_g_itself_fails_loudly():
         sw.sum(passes_g(x)).backward()
 
 
-@pytest.mark.parametrize("make, message", [
+@pytest.mark.parametrize(("make", "message"), [
     (lambda: UnaryRule(lambda xp, x: x, vjp=None, doc="", reads="y"), "reads names"),
     (lambda: UnaryRule(lambda xp, x: x, vjp=None, doc="", dtypes="real"), "dtypes is 'real'"),
     (lambda: UnaryRule(lambda xp, x: x, vjp=None, doc="", linear_in_g=True), "needs a VJP"),

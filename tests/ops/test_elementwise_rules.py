@@ -53,7 +53,7 @@ BINARY = {
 
 
 # Each rule meets one of the two layout kinds (the base that reads them is shared and tested in full elsewhere).
-@pytest.mark.parametrize("name,kind", [(name, KINDS[i % 2]) for i, name in enumerate(UNARY)])
+@pytest.mark.parametrize(("name", "kind"), [(name, KINDS[i % 2]) for i, name in enumerate(UNARY)])
 def test_unary_rule(name, kind):
     fn, domain = UNARY[name]
     check(fn, [make(kind, seed=7, domain=domain)])
@@ -108,7 +108,7 @@ def test_non_differentiable_functions_record_nothing():
     assert sw.floor(sw.tensor([3, -2])).dtype is sw.DType.Int32  # integers pass through
 
 
-@pytest.mark.parametrize("call,message", [
+@pytest.mark.parametrize(("call", "message"), [
     (lambda: sw.expm1(sw.tensor([1, 2])), "expm1 expects floating operands, got a Tensor of dtype DType.Int32"),
     (lambda: sw.logical_and(sw.tensor([1.0]), sw.tensor([True])), "logical_and expects boolean operands"),
     (lambda: sw.bitwise_and(sw.tensor([1.0]), 1), "bitwise_and expects integer or boolean operands"),

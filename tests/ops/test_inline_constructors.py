@@ -19,7 +19,7 @@ def _state(t):
 
 
 @pytest.mark.parametrize("grad_mode", [True, False])
-@pytest.mark.parametrize("op, recordable", [(lambda x: x * 2.0, True), (lambda x: x < 2.0, False)],
+@pytest.mark.parametrize(("op", "recordable"), [(lambda x: x * 2.0, True), (lambda x: x < 2.0, False)],
                          ids=["float32 result", "bool result"])
 def test_the_scalar_hot_path_result_matches_from_raw(grad_mode, op, recordable):
     values = np.arange(6, dtype=np.float32)

@@ -98,7 +98,7 @@ def test_full_matrices_svd_refuses_the_extra_vectors():
         sw.sum(sw.svd(x).U).backward()
 
 
-@pytest.mark.parametrize("call,error,message", [
+@pytest.mark.parametrize(("call", "error", "message"), [
     (lambda: sw.inv(TALL), ValueError, r"square matrices \(\.\.\., M, M\), got shape \(4, 3\)"),
     (lambda: sw.solve(A, t((4,))), ValueError, "x2 of shape \\(4,\\) does not fit"),
     (lambda: sw.det(sw.tensor([[1, 2], [3, 4]])), TypeError, "det expects a floating-point Tensor"),

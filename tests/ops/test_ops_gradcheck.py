@@ -41,7 +41,7 @@ UNARY = {
 SPELLING_KINDS = ["holes", "nested_broadcast"]
 
 
-@pytest.mark.parametrize("name,kind", [(n, k) for n in UNARY
+@pytest.mark.parametrize(("name", "kind"), [(n, k) for n in UNARY
                                        for k in (SPELLING_KINDS if n.startswith(("op_", "method")) else ALL_KINDS)])
 def test_unary(name, kind):
     fn, domain = UNARY[name]
@@ -65,7 +65,7 @@ BINARY = {
 
 
 @pytest.mark.parametrize("swap", [False, True], ids=["kind_first", "kind_second"])
-@pytest.mark.parametrize("name,kind", [(n, k) for n in BINARY
+@pytest.mark.parametrize(("name", "kind"), [(n, k) for n in BINARY
                                        for k in (SPELLING_KINDS if n.startswith("op_") else ALL_KINDS)])
 def test_binary(name, kind, swap):
     fn, da, db = BINARY[name]
@@ -232,7 +232,7 @@ def test_tensordot(kind):
 # ----- concat / stack -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind,mode", [(k, m) for k in FLAT_KINDS for m in (0, 1, -1)]
+@pytest.mark.parametrize(("kind", "mode"), [(k, m) for k in FLAT_KINDS for m in (0, 1, -1)]
                          + [(k, 0) for k in ALL_KINDS if k not in FLAT_KINDS])
 def test_concat(kind, mode):
     a = make(kind, seed=36)
@@ -275,7 +275,7 @@ VIEWS = {
 SLICES_NESTED_MODE = {"slice_step", "int_slice", "view_then_mul", "view_of_view"}
 
 
-@pytest.mark.parametrize("name,kind", [(n, k) for n in VIEWS for k in ALL_KINDS
+@pytest.mark.parametrize(("name", "kind"), [(n, k) for n in VIEWS for k in ALL_KINDS
                                        if not (n in SLICES_NESTED_MODE and k == "nested_broadcast")])
 def test_view_ops(name, kind):
     check(VIEWS[name], [make(kind, seed=40)])

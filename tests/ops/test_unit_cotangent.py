@@ -12,7 +12,7 @@ CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch"
 
 
 @pytest.mark.parametrize("carrier", CARRIERS)
-@pytest.mark.parametrize("value, flagged", [(1.0, True), (2.0, False)])
+@pytest.mark.parametrize(("value", "flagged"), [(1.0, True), (2.0, False)])
 def test_one_value_for_every_element_is_flagged_only_when_it_is_one(carrier, value, flagged):
     target = sw.ones(sw.Shape([2, 3]), carrier=carrier)
     kind = kind_of(target.carrier)
@@ -111,7 +111,7 @@ def test_a_scaling_node_under_a_full_sum_gets_ones_that_are_never_filled(monkeyp
 
 
 @pytest.mark.parametrize("carrier", ALL_CARRIERS)
-@pytest.mark.parametrize("program, expected", [
+@pytest.mark.parametrize(("program", "expected"), [
     # scaling rules, one of them by a Python scalar (filled with the scalar, not with ones)
     (lambda x: (sw.exp(x) * x).sum(), lambda x: np.exp(x) * (x + 1)),
     (lambda x: (x * 3.0).sum(), lambda x: np.full_like(x, 3.0)),

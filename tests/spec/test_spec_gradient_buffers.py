@@ -67,7 +67,7 @@ def test_broadcast_aggregation_from_broadcast_to(carrier):
     np.testing.assert_allclose(arr(x.grad), cv.sum(axis=0, keepdims=True))
 
 
-@pytest.mark.parametrize("shape,stride", [([2, 3], [4, 1]), ([2, 3], [1, 3]), ([2, [2, 2]], [5, [1, 2]]), (3, 2)])
+@pytest.mark.parametrize(("shape", "stride"), [([2, 3], [4, 1]), ([2, 3], [1, 3]), ([2, [2, 2]], [5, [1, 2]]), (3, 2)])
 def test_gradient_preserves_an_injective_layout(carrier, shape, stride):
     lay = layout(shape, stride)
     assert lay.is_injective()

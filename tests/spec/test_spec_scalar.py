@@ -40,7 +40,7 @@ def test_unit_cotangent_has_the_scalar_layout(carrier):
     assert x.grad.layout == layout(1, 5)
 
 
-@pytest.mark.parametrize("shape,stride,storage", [([1, 1], [1, 1], [2.0]), (2, 1, [2.0, 3.0]),
+@pytest.mark.parametrize(("shape", "stride", "storage"), [([1, 1], [1, 1], [2.0]), (2, 1, [2.0, 3.0]),
                                                   ([[1]], [[1]], [2.0])])
 def test_reject_an_implicit_cotangent_for_a_non_scalar_tensor(carrier, shape, stride, storage):
     x = stored(storage, layout(shape, stride), carrier)
