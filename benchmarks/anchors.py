@@ -180,7 +180,7 @@ def mlp_torch(x0, W10, b10, W20, x_grad=False):
     x = torch.from_numpy(x0.copy()).requires_grad_(x_grad)
     params = [torch.from_numpy(p.copy()).requires_grad_(True) for p in (W10, b10, W20)]
     W1, b1, W2 = params
-    cleared = params + [x] if x_grad else params
+    cleared = [*params, x] if x_grad else params
 
     def step():
         for p in cleared:

@@ -322,7 +322,7 @@ def main(argv=None):
             with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                               dashboard_address=None) as cluster, Client(cluster):
                 fn = jax_runner(*call)  # the data is generated on the cluster, then held here
-            median, best, times, g = timed(fn, args.rounds)
+            median, best, times, _g = timed(fn, args.rounds)
             results["runs"].append({"workload": workload, "contender": "jax.grad (jit, 1 process)",
                                     "median_s": median, "min_s": best, "times_s": times,
                                     "process_peak_bytes": _peak_rss()})

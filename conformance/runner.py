@@ -205,8 +205,8 @@ def _compare(case: Case, got: list[np.ndarray], want: list[np.ndarray], rtol: fl
 def _emit(case, layout, carrier, check, outcome, *, rtol=None, atol=None, out_shape=()) -> Check:
     """A Check from a pair (got, want) of results, either of which may be an exception or a skip reason."""
     got, want = outcome
-    base = dict(case=case.name, family=case.family, layout=layout, carrier=carrier, check=check,
-                rtol=rtol, atol=atol)
+    base = {"case": case.name, "family": case.family, "layout": layout, "carrier": carrier, "check": check,
+            "rtol": rtol, "atol": atol}
     if isinstance(want, str):
         return Check(**base, status="skip", message=want)
     for what, value in (("analytic gradient", got), (f"{check} reference", want)):

@@ -69,7 +69,7 @@ def signature(obj, name: str, method: bool = False) -> str:
     except (TypeError, ValueError):
         return name
     params = [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
-    if method and params and list(sig.parameters)[0] not in ("self", "cls"):
+    if method and params and next(iter(sig.parameters)) not in ("self", "cls"):
         params = params[1:]  # a free function attached as a method (the layout algebra): its first argument is self
     sig = sig.replace(parameters=params)
     if inspect.isclass(obj) or sig.return_annotation in (None, "None"):

@@ -96,7 +96,7 @@ AXIS = [  # natural-axes rules see nested modes merged: canonical, transposed, h
          ref=lambda xp, x: (x[:, 2:] - x[:, 1:-1]) - (x[:, 1:-1] - x[:, :-2])),
     Case("xp_var_std", "reduction", lambda x: sw.var(x, axis=1, correction=1) + sw.std(x, axis=0)[:3],
          (X,), SMOOTH, ref=lambda xp, x: xp.var(x, axis=1, correction=1) + xp.std(x, axis=0)[:3],
-         variants=FEW + ("nested",), note="not broadcast: a constant column has std 0, where its gradient is NaN"),
+         variants=(*FEW, "nested"), note="not broadcast: a constant column has std 0, where its gradient is NaN"),
     Case("xp_vecdot", "linalg", lambda a, b: sw.vecdot(a, b), (X, In((4,))), MATMUL,
          ref=lambda xp, a, b: xp.vecdot(a, b), note="b (4,) broadcasts against a (3, 4)"),
 ]

@@ -50,7 +50,7 @@ def test_einsum_matches_numpy_and_torch_gradients(carrier, subscripts, shapes):
     arrays = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     value, grads, w = grad_of(lambda *xs: xp.einsum(subscripts, *xs), arrays, carrier)
     np.testing.assert_allclose(value, np.einsum(subscripts, *arrays), rtol=1e-5, atol=1e-5)
-    want_value, want = torch_grad_of(lambda *ts: torch.einsum(subscripts.replace(" ", ""), *ts), arrays, w)
+    _want_value, want = torch_grad_of(lambda *ts: torch.einsum(subscripts.replace(" ", ""), *ts), arrays, w)
     for got, ref in zip(grads, want):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
 

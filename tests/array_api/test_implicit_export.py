@@ -31,7 +31,7 @@ def _graph(carrier):
 
 @pytest.mark.parametrize("how", sorted(IMPLICIT))
 def test_implicit_export_of_a_graph_tensor_is_refused(carrier, how):
-    x, y = _graph(carrier)
+    _x, y = _graph(carrier)
     with pytest.raises(TypeError, match=r"autograd node \(Multiply\).*t\.detach\(\)"):
         IMPLICIT[how](y)
     np.testing.assert_array_equal(np.asarray(IMPLICIT[how](y.detach())).reshape(-1)[:3], [2.0, 4.0, 6.0])

@@ -25,7 +25,7 @@ def _basis(output, carrier):
     """K = output.size basis cotangents laid out as (K, *output.layout)."""
     layout = output.layout
     k = layout.size
-    stacked = sw.Layout((k,) + layout.shape.modes, (layout.cosize,) + layout.stride.modes)
+    stacked = sw.Layout((k, *layout.shape.modes), (layout.cosize, *layout.stride.modes))
     storage = np.zeros(k * layout.cosize, np.float32)
     for i in range(k):
         storage[i * layout.cosize + layout(i)] = 1.0

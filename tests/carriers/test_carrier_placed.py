@@ -56,7 +56,7 @@ def test_placed_matches_a_reference_scatter(carrier, layout, seed):
     np.testing.assert_array_equal(type(placed).to_numpy(placed.array), _reference(layout, values))
 
 
-@pytest.mark.parametrize("carrier", CARRIERS + ["dask"])
+@pytest.mark.parametrize("carrier", [*CARRIERS, "dask"])
 @pytest.mark.parametrize(("shape", "stride"), [
     ((300, 256), (1, 310)),           # rows with holes between them: the inverse recipe pads
     ((2, (128, 300)), (1, (2, 512))),  # a hierarchical mode and a tail past the last row

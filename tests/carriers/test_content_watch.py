@@ -91,7 +91,7 @@ def test_the_watch_keeps_no_copy_of_a_large_writable_array():
         carrier._watch.capture(carrier)
         ContentWatch.begin_traversal()
         carrier._watch.verify(carrier)
-        current, peak = tracemalloc.get_traced_memory()
+        _current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert carrier._watch is not None

@@ -100,7 +100,7 @@ def _stress(carrier, threads_per_kind, seconds):
         if name == "backward":
             backward_calls.append(done)
 
-    kinds = ["backward"] + list(calls)
+    kinds = ["backward", *calls]
     threads = [threading.Thread(target=work, args=(name,)) for name in kinds for _ in range(threads_per_kind)]
     for t in threads:
         t.start()

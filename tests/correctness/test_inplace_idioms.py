@@ -363,7 +363,7 @@ def test_an_inplace_operator_with_a_native_array_of_the_own_library(carrier):
 
 def test_a_write_into_one_factor_leaves_the_others_of_one_decomposition_exact(carrier):
     x = sw.tensor(X0.copy(), carrier=carrier)
-    u, s, vt = xp.linalg.svd(x * 1.0, full_matrices=False)
+    u, s, _vt = xp.linalg.svd(x * 1.0, full_matrices=False)
     u *= 2.0                              # the parts of one packed result have storage of their own
     xp.sum(s).backward()
     t = torch.tensor(X0.astype(np.float64), requires_grad=True)

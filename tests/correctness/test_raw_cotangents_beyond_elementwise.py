@@ -58,7 +58,7 @@ def test_mlp_gradients_match_torch_in_every_memory_order(carrier, order, reduce)
 
 
 def test_the_nodes_run_on_raw_buffers_where_arrays_reshape_for_free(carrier):
-    x, W1, b1, W2 = (_leaf(v, carrier, "C") for v in (X0, W10, B10, W20))
+    x, W1, b1, _W2 = (_leaf(v, carrier, "C") for v in (X0, W10, B10, W20))
     W1t = sw.transpose(W1)
     product = x @ W1t
     shifted = product + b1

@@ -35,7 +35,7 @@ def _design(rows=12, cols=5, chunk=4, seed=0):
 
 
 def test_forward_and_backward_compute_nothing():
-    host, X = _design()
+    _host, X = _design()
     x = sw.tensor(X)
     w = sw.tensor(da.from_array(np.linspace(-1, 1, 5, dtype=F32)))
     with dask.config.set(scheduler=_refuse):
@@ -68,7 +68,7 @@ def test_compute_evaluates_shared_work_once(sync):
             calls.append(block.shape)
         return block
 
-    host, X = _design()
+    _host, X = _design()
     x = sw.tensor(X.map_blocks(counted, dtype=F32))
     w = sw.tensor(da.from_array(np.ones(5, F32)))
     loss = sw.sum(x @ w)
@@ -95,7 +95,7 @@ def test_compute_reads_only_the_window_a_view_addresses(sync):
     lambda t: sw.reshape(t, (5, 12)),
 ])
 def test_structured_layouts_are_dask_operations_without_take(make, sync):
-    host, X = _design()
+    _host, X = _design()
     t = sw.tensor(X)
     view = make(t)
     values = view.to_array()
@@ -117,7 +117,7 @@ def test_other_layouts_gather_with_take_and_scatter_adds_duplicates(sync):
 
 
 def test_chunks_of_a_read_are_no_larger_than_the_source_chunks(sync):
-    host, X = _design(rows=40, cols=6, chunk=8)
+    _host, X = _design(rows=40, cols=6, chunk=8)
     t = sw.tensor(X)
     for view in (t, sw.transpose(t), t[8:32]):
         values = view.rev_array()
@@ -177,7 +177,7 @@ def test_the_dask_extra_is_named_when_missing(monkeypatch):
     real_import = builtins.__import__
 
     def no_dask(name, *args, **kwargs):
-        if name.startswith("dask") or name.startswith("array_api_compat.dask"):
+        if name.startswith(("dask", "array_api_compat.dask")):
             raise ImportError(f"No module named {name!r}")
         return real_import(name, *args, **kwargs)
 

@@ -207,7 +207,7 @@ def test_views_of_a_wrapped_array_read_its_values(shape, chunks):
     x = sw.tensor(da.from_array(host, chunks=chunks))
     reversed_axes = tuple(range(len(shape)))[::-1]
     for view, want in ((x, host), (sw.permute(x, reversed_axes), host.transpose(reversed_axes)),
-                       (sw.permute(x, (1, 0) + reversed_axes[:-2]), np.moveaxis(host, 1, 0)),
+                       (sw.permute(x, (1, 0, *reversed_axes[:-2])), np.moveaxis(host, 1, 0)),
                        (x[1:3], host[1:3]),
                        (sw.reshape(x, (host.size,)), host.reshape(-1, order="F"))):  # colexicographic
         np.testing.assert_array_equal(view.numpy(), want)

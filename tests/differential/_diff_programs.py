@@ -230,7 +230,7 @@ def _unary(c, env, v):
 def _binary(c, env, v):
     a = _pick(c, _floats(env))
     if _coin(c, 25):  # a Python scalar, on either side
-        op, s = _pick(c, _OPERATORS + ["/"]), _scalar(c)
+        op, s = _pick(c, [*_OPERATORS, "/"]), _scalar(c)
         return f"{v} = {a} {op} {s}" if _coin(c, 50) else f"{v} = {s} {op} {a}"
     b = _partner(c, env, a)
     if _coin(c, 40):
@@ -457,7 +457,7 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
         new_env = shadow(program, line)
         if new_env is None:
             continue
-        program, env = Program(program.leaves, program.lines + (line,)), new_env
+        program, env = Program(program.leaves, (*program.lines, line)), new_env
         if line.startswith(f"v{n} ="):
             if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(")):
                 flipped.append(f"v{n}")

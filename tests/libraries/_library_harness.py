@@ -346,8 +346,8 @@ def markdown_table(outcomes: list[Outcome]) -> str:
     carriers = [c for c in CARRIERS if any(o.carrier == c for o in outcomes)]
     lines = ["| library | carrier | runs | agree | loud | (accepted) | wrong | none |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for library in libraries + ["all"]:
-        for carrier in carriers + ["all"]:
+    for library in [*libraries, "all"]:
+        for carrier in [*carriers, "all"]:
             picked = [o for o in outcomes if (library == "all" or o.case.library == library)
                       and (carrier == "all" or o.carrier == carrier)]
             counts = [sum(o.kind == k for o in picked) for k in OUTCOMES]

@@ -99,7 +99,7 @@ def test_forward_matches_numpy(carrier):
 
 def test_unique_and_searchsorted():
     x = sw.tensor([3, 1, 3, 2, 1])
-    values, indices, inverse, counts = sw.unique_all(x)
+    values, _indices, inverse, counts = sw.unique_all(x)
     assert values.tolist() == [1, 2, 3] and counts.tolist() == [2, 1, 2]
     assert values.numpy()[inverse.numpy()].tolist() == [3, 1, 3, 2, 1]
     assert sw.unique_values(x).tolist() == [1, 2, 3]

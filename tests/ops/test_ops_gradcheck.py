@@ -167,7 +167,7 @@ def test_clip_tensor_bounds(kind):
 # ----- reductions -------------------------------------------------------------------------------------
 
 REDUCTIONS = ["sum", "mean", "max", "min", "prod"]
-REDUCE_ARGS = [dict(), dict(modes=(0,)), dict(modes=(1,), keepdims=True), dict(modes=(0, 1), keepdims=True)]
+REDUCE_ARGS = [{}, {"modes": (0,)}, {"modes": (1,), "keepdims": True}, {"modes": (0, 1), "keepdims": True}]
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS)
@@ -264,7 +264,7 @@ VIEWS = {
     "reshape_flat": lambda x: sw.reshape(x, (12,)),
     "reshape_2d": lambda x: sw.reshape(x, (4, 3)),
     "reshape_nested": lambda x: sw.reshape(x, [2, [3, 2]]),
-    "broadcast_to": lambda x: sw.broadcast_to(x, (2,) + x.layout.shape.modes),
+    "broadcast_to": lambda x: sw.broadcast_to(x, (2, *x.layout.shape.modes)),
     "view_then_mul": lambda x: sw.permute(x, (1, 0))[1:3] * 2.0,
     "view_of_view": lambda x: sw.reshape(sw.transpose(x)[::2], (6,)),
 }

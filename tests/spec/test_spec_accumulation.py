@@ -120,7 +120,7 @@ def test_retain_grad_defaults_to_true(carrier):
 
 
 def test_retain_grad_false_disables_retention(carrier):
-    xv, x, a, b, out = _chain(carrier)
+    _xv, _x, a, _b, out = _chain(carrier)
     a.retain_grad()
     assert a.retain_grad(False) is None
     out.backward(vec([1.0, 1.0], carrier))
@@ -128,7 +128,7 @@ def test_retain_grad_false_disables_retention(carrier):
 
 
 def test_retained_gradient_accumulates_across_traversals(carrier):
-    xv, x, a, b, out = _chain(carrier)
+    _xv, _x, _a, b, out = _chain(carrier)
     b.retain_grad(True)
     out.backward(vec([1.0, 2.0], carrier), retain_graph=True)
     out.backward(vec([1.0, 2.0], carrier))
@@ -136,7 +136,7 @@ def test_retained_gradient_accumulates_across_traversals(carrier):
 
 
 def test_retained_result_receives_the_root_cotangent(carrier):
-    xv, x, a, b, out = _chain(carrier)
+    *_, out = _chain(carrier)
     out.retain_grad()
     out.backward(vec([1.0, 2.0], carrier))
     np.testing.assert_allclose(arr(out.grad), [1.0, 2.0])

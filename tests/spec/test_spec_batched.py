@@ -13,7 +13,7 @@ def _batched(values, out_layout, carrier, batch_stride=None):
     k = values.shape[0]
     cos = out_layout.cosize
     bstride = cos if batch_stride is None else batch_stride
-    lay = sw.Layout(sw.Shape((k,) + out_layout.shape.modes), sw.Stride((bstride,) + out_layout.stride.modes))
+    lay = sw.Layout(sw.Shape((k, *out_layout.shape.modes)), sw.Stride((bstride, *out_layout.stride.modes)))
     return canonical(values, lay, carrier)
 
 

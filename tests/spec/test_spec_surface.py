@@ -96,7 +96,7 @@ def test_reject_a_multi_subtensor_output(carrier, monkeypatch):
 
 
 def test_one_block_of_a_multi_subtensor_tensor_is_still_differentiable(carrier):
-    a, b, t = _multi(carrier)
+    a, _b, _t = _multi(carrier)
     y = a * 2.0
     y.backward(vec([1.0, 1.0], carrier))
     np.testing.assert_allclose(arr(a.grad), [2.0, 2.0])
