@@ -5,6 +5,8 @@ counts; torch additionally gets ``torch.set_num_threads(1)``.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 _cache: dict = {}
@@ -14,10 +16,8 @@ def torch():
     if "torch" not in _cache:
         import torch as _t
         _t.set_num_threads(1)
-        try:
+        with contextlib.suppress(RuntimeError):  # already set / parallel work already started
             _t.set_num_interop_threads(1)
-        except RuntimeError:  # already set / parallel work already started
-            pass
         _cache["torch"] = _t
     return _cache["torch"]
 

@@ -23,6 +23,7 @@ against a read-only input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import platform
@@ -272,10 +273,8 @@ def environment() -> dict:
             env[mod] = metadata.version(mod)
         except Exception as e:
             env[mod] = f"unavailable ({_err(e)})"
-    try:
+    with contextlib.suppress(Exception):
         env["torch_threads"] = B.torch().get_num_threads()
-    except Exception:
-        pass
     try:
         import subprocess
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,

@@ -15,6 +15,7 @@ report module renders results.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -288,10 +289,8 @@ def _versions() -> dict:
 
     out = {"python": platform.python_version(), "strideweave": sw.__version__, "numpy": np.__version__}
     for name in ("torch", "jax", "array_api_strict"):
-        try:
+        with contextlib.suppress(Exception):  # not installed
             out[name] = __import__(name).__version__
-        except Exception:  # not installed
-            pass
     return out
 
 

@@ -31,7 +31,7 @@ for name in sw.testing.available_carriers():   # the carriers whose backend is i
           f"grad carrier={type(x.grad.carrier).__name__}")
 
 reference = results["numpy"]
-for name, (value, gx, gw) in results.items():
+for value, gx, gw in results.values():
     np.testing.assert_allclose(value, reference[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gx, reference[1], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(gw, reference[2], rtol=1e-4, atol=1e-5)

@@ -46,7 +46,7 @@ model = Net(gated)
 model.load_state_dict(twin.state_dict())
 for net in (model, twin):
     opt = torch.optim.SGD(net.parameters(), lr=0.2)
-    for step in range(60):
+    for _ in range(60):
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(net(x), y)
         loss.backward()

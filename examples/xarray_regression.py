@@ -51,7 +51,7 @@ for step in range(301):
     loss = loss_of(params)
     loss.data.backward()
     with sw.no_grad():
-        for name, value in params.items():
+        for value in params.values():
             value -= 0.4 * value.grad
             value.grad = None
     if step % 100 == 0:

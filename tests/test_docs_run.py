@@ -114,7 +114,10 @@ def run_page(page: pathlib.Path) -> list[str]:
     for first, source in python_blocks(text):
         offset = first - 1
         filename = f"{page.relative_to(ROOT)}:{first}"
-        where = lambda line: f"{page.relative_to(ROOT)}:{line + offset}"  # noqa: E731
+
+        def where(line, offset=offset):
+            return f"{page.relative_to(ROOT)}:{line + offset}"
+
         try:
             shown = expectations(source)
         except AssertionError as err:

@@ -21,7 +21,8 @@ def _after_write(x, write):
     try:
         loss.backward()
     except RuntimeError as err:
-        assert "in-place modification" in str(err)
+        if "in-place modification" not in str(err):
+            raise
         return "seen"
     return x.grad.tolist()
 

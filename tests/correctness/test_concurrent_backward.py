@@ -62,7 +62,7 @@ def _one_run(carrier):
     scale = sum(k + 1 for k in range(THREADS))
     np.testing.assert_array_equal(shared.grad.numpy(), np.full(4, 2.0 * ITERATIONS * scale))
     np.testing.assert_array_equal(bias.grad.numpy(), np.full(4, 2.0 * ITERATIONS * THREADS))
-    for k, leaf in enumerate(private):
+    for leaf in private:
         np.testing.assert_array_equal(leaf.grad.numpy(), 2.0 * ITERATIONS * np.arange(1, 5))
     for hidden in retained:
         np.testing.assert_array_equal(hidden.grad.numpy(), np.full(4, 2.0))

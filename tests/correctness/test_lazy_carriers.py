@@ -63,7 +63,7 @@ def test_writing_a_saved_result_before_its_carrier_existed_fails_backward(carrie
 def test_writing_a_saved_result_whose_carrier_existed_fails_backward(carrier):
     x = sw.tensor(np.array([1.0, 2.0, 3.0], np.float32), carrier=carrier)
     y = x * 2.0
-    y.carrier                          # made before y is saved
+    _ = y.carrier                      # made before y is saved
     loss = sw.sum(sw.sin(y))
     y[0] = 5.0
     with pytest.raises(RuntimeError, match=IN_PLACE):

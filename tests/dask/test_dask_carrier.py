@@ -197,9 +197,11 @@ def _kill_worker(block):
 
 def test_a_lost_worker_is_named_and_leaves_grad_alone():
     distributed = pytest.importorskip("distributed")
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0") as cluster, distributed.Client(cluster):
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster),
+    ):
             w = sw.tensor(da.from_array(np.ones(4, F32), chunks=2))
             sw.sum(w * w).backward()
             grad = w.grad

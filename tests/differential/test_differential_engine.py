@@ -93,8 +93,9 @@ def test_the_minimal_reproducer_keeps_only_what_fails_and_runs_as_printed(monkey
 def test_drawn_programs_run_in_the_shadow_and_their_leaves_print_exactly(seed):
     program = draw_program(RandomChooser(seed))
     assert program.lines and shadow(program) is not None
+    from _diff_programs import leaf_literal
+
     namespace = {"np": np}
-    for name, data in program.leaves:
-        from _diff_programs import leaf_literal
+    for _, data in program.leaves:
         again = np.asarray(eval(leaf_literal(data), namespace), dtype=np.float32)
         assert np.array_equal(again, data)

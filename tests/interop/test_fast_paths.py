@@ -172,8 +172,13 @@ def test_jit_callbacks_pack_small_arrays_of_one_dtype(monkeypatch, pack_bytes):
     rng = np.random.default_rng(3)
     h, w = (jnp.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((5, 3), (3, 4)))
     b, index = jnp.asarray(rng.standard_normal(4).astype(np.float32)), jnp.arange(4, dtype=jnp.int32)
-    loss = lambda h, index, w, b, f: jnp.sum(f(h, index, w, b) ** 2)
-    reference = lambda h, index, w, b: jnp.tanh(h @ w + b) * index.astype(jnp.float32)
+
+    def loss(h, index, w, b, f):
+        return jnp.sum(f(h, index, w, b) ** 2)
+
+    def reference(h, index, w, b):
+        return jnp.tanh(h @ w + b) * index.astype(jnp.float32)
+
     step = jax.value_and_grad(lambda *a: loss(*a, layer), argnums=(0, 2, 3))
     value, grads = jax.jit(step)(h, index, w, b)
     want_value, want_grads = jax.value_and_grad(lambda *a: loss(*a, reference), argnums=(0, 2, 3))(h, index, w, b)

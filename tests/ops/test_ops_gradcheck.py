@@ -196,7 +196,7 @@ def test_prod_with_a_zero():
 def test_reduction_of_3d():
     x = canonical((2, 3, 2), seed=20)
     for name in REDUCTIONS:
-        check(lambda t: getattr(sw, name)(t, modes=(0, 2)), [x])
+        check(lambda t, name=name: getattr(sw, name)(t, modes=(0, 2)), [x])
 
 
 # ----- linear algebra ---------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def test_compound_tensor_is_not_differentiable(carrier):
     t = sw.Tensor([re.carrier, im.carrier], re.layout, 0, dtype)
     assert t.is_differentiable() is False
     with pytest.raises(RuntimeError):
-        t.grad
+        _ = t.grad
     with pytest.raises(RuntimeError):
         t.retain_grad()
 
@@ -72,7 +72,7 @@ def test_reject_gradient_apis_on_a_non_differentiable_tensor(carrier, kind):
     node = sw.add(vec([1.0, 2.0, 3.0], carrier), 1.0).autograd_ctx
     assert node is not None
     with pytest.raises(RuntimeError):
-        t.grad
+        _ = t.grad
     with pytest.raises(RuntimeError):
         t.retain_grad()
     with pytest.raises(RuntimeError):

@@ -79,14 +79,22 @@ def test_set_grad_enabled_in_another_thread_leaves_this_thread_unchanged():
     assert sw.is_grad_enabled() is False
 
 
-def test_no_grad_restores_the_state_when_the_block_raises():
-    with pytest.raises(KeyError), sw.no_grad():
-        assert sw.is_grad_enabled() is False
+def _raise_inside_no_grad(seen):
+    with sw.no_grad():
+        seen.append(sw.is_grad_enabled())
         raise KeyError("boom")
+
+
+def test_no_grad_restores_the_state_when_the_block_raises():
+    seen = []
+    with pytest.raises(KeyError):
+        _raise_inside_no_grad(seen)
+    assert seen == [False]
     assert sw.is_grad_enabled() is True
     sw.set_grad_enabled(False)
-    with pytest.raises(KeyError), sw.no_grad():
-        raise KeyError("boom")
+    with pytest.raises(KeyError):
+        _raise_inside_no_grad(seen)
+    assert seen == [False, False]
     assert sw.is_grad_enabled() is False
 
 

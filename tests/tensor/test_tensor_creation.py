@@ -175,7 +175,7 @@ def test_from_subtensors():
     assert len(t.subtensors) == 2 and t.subtensors[0] is blocks[0]
     assert t.carriers == (blocks[0].carrier, blocks[1].carrier)
     with pytest.raises(ValueError):
-        t.carrier
+        _ = t.carrier
     assert t.numpy().tolist() == [[1, 2], [3, 4], [5, 6]]
     doubled = sw.multiply(t, 2.0, options=sw.ExecutionOptions(carrier="numpy"))
     assert doubled.numpy().tolist() == [[2, 4], [6, 8], [10, 12]]
