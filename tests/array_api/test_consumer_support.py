@@ -127,7 +127,7 @@ def test_nan_reductions_on_all_nan_slices_follow_numpy(carrier):
         np.nanargmax(x, axis=1)
     with pytest.raises(TypeError, match="where="):
         np.nansum(x, where=np.ones((2, 2), bool))
-    with pytest.raises(TypeError, match="np.nanpercentile is not run"):
+    with pytest.raises(TypeError, match=r"np\.nanpercentile is not run"):
         np.nanpercentile(x, 50)
 
 

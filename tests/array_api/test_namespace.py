@@ -205,7 +205,7 @@ def test_devices(carrier):
 
 
 def test_bad_input_names_the_value(carrier):
-    with pytest.raises(TypeError, match="dtype.*'floaty'"):
+    with pytest.raises(TypeError, match=r"dtype.*'floaty'"):
         xp.zeros(2, dtype="floaty", device=carrier)
     with pytest.raises(TypeError, match="shape"):
         xp.ones((2, -1), device=carrier)
@@ -263,5 +263,5 @@ def test_permute_dims_refuses_axes_out_of_range(carrier):
     assert xp.permute_dims(x, (-1, 0, -2)).shape == (4, 2, 3)
     np.testing.assert_array_equal(values(xp.permute_dims(x, (2, 0, 1))), np.transpose(values(x), (2, 0, 1)))
     for axes in ((0, 4, 2), (0, 1, -4), (0, 0, 1), (0, 1)):  # taken modulo 3, (0, 4, 2) would pass as (0, 1, 2)
-        with pytest.raises(ValueError, match="permute_dims: axes .* are not a permutation of 3 axes"):
+        with pytest.raises(ValueError, match=r"permute_dims: axes .* are not a permutation of 3 axes"):
             xp.permute_dims(x, axes)

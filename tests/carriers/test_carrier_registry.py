@@ -54,7 +54,7 @@ def test_resolve_other_namespace_is_array_api_carrier():
 
 @pytest.mark.parametrize("bad", ["numpyy", 3, object(), sys, C.Carrier])
 def test_resolve_unknown_spec(bad):
-    with pytest.raises(TypeError, match="carrier|namespace"):
+    with pytest.raises(TypeError, match=r"carrier|namespace"):
         resolve(bad)
 
 

@@ -28,7 +28,7 @@ def test_grad_names_a_promotion_by_a_float64_operand(carrier):
     x = sw.tensor([1.0, 2.0], carrier=carrier)
     wide = sw.astype(sw.tensor([3.0, 4.0], carrier=carrier), sw.DType.Float64)
     out = x * wide
-    with pytest.raises(RuntimeError, match="became DType.Float64 in Multiply"):
+    with pytest.raises(RuntimeError, match=r"became DType\.Float64 in Multiply"):
         sw.grad(sw.sum(out), [x], sw.ones(1, sw.DType.Float64, carrier=carrier))
 
 

@@ -170,7 +170,7 @@ def test_library_code_that_fills_then_writes_differentiates(carrier):
 
 def test_a_write_computed_from_its_own_target_is_refused_outside_no_grad(carrier):
     w = sw.tensor(np.array([1.0, 2.0, 3.0], np.float32), carrier=carrier)
-    with pytest.raises(RuntimeError, match="sw.no_grad"):
+    with pytest.raises(RuntimeError, match=r"sw\.no_grad"):
         w[:] = w * 2.0                   # a Float32 Tensor into a leaf that is no fresh buffer
     np.testing.assert_array_equal(_values(w), [1.0, 2.0, 3.0])
     with sw.no_grad():

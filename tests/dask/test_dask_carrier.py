@@ -153,14 +153,14 @@ def test_a_write_through_the_wrapped_dask_array_invalidates_the_graph(sync):
 def test_unknown_chunk_sizes_are_refused_with_the_fix():
     x = da.from_array(np.arange(6, dtype=F32), chunks=3)
     unknown = x[x > 2]
-    with pytest.raises(ValueError, match="unknown chunk sizes.*compute_chunk_sizes"):
+    with pytest.raises(ValueError, match=r"unknown chunk sizes.*compute_chunk_sizes"):
         sw.tensor(unknown)
 
 
 def test_mixed_dask_and_eager_operands_need_execution_options(sync):
     a = sw.tensor(da.from_array(np.arange(3, dtype=F32)))
     b = sw.tensor(np.ones(3, F32))
-    with pytest.raises(TypeError, match="DaskCarrier.*NumpyCarrier.*ExecutionOptions"):
+    with pytest.raises(TypeError, match=r"DaskCarrier.*NumpyCarrier.*ExecutionOptions"):
         sw.add(a, b)
     c = sw.multiply(a, b, options=sw.ExecutionOptions(carrier="dask"))
     assert type(c.carrier) is sw.DaskCarrier
@@ -206,7 +206,7 @@ def test_a_lost_worker_is_named_and_leaves_grad_alone():
             sw.sum(w * w).backward()
             grad = w.grad
             doomed = sw.tensor(da.from_array(np.ones(4, F32), chunks=2).map_blocks(_kill_worker, dtype=F32))
-            with pytest.raises(RuntimeError, match="lost a worker.*KilledWorker"):
+            with pytest.raises(RuntimeError, match=r"lost a worker.*KilledWorker"):
                 sw.compute(w.grad, doomed)
             assert w.grad is grad
     with dask.config.set(scheduler="synchronous"):  # the lazy gradient still evaluates elsewhere

@@ -34,7 +34,7 @@ def test_torch_function_fn_returning_a_non_tensor():
 
 def test_torch_function_refuses_a_non_float32_input_that_requires_grad():
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
-    with pytest.raises(ValueError, match="argument 1 requires grad but has dtype torch.float64.*float32"):
+    with pytest.raises(ValueError, match=r"argument 1 requires grad but has dtype torch\.float64.*float32"):
         sw.interop.torch_function(lambda a, b: a)(torch.ones(3), x)
     assert x.grad is None
     out = sw.interop.torch_function(lambda a: a * 2.0)(x.detach())  # float64 without grad is fine
@@ -43,7 +43,7 @@ def test_torch_function_refuses_a_non_float32_input_that_requires_grad():
 
 def test_jax_function_fn_returning_a_non_tensor():
     f = sw.interop.jax_function(lambda x: x.numpy())
-    with pytest.raises(TypeError, match="jax_function.*must return a strideweave Tensor.*ndarray"):
+    with pytest.raises(TypeError, match=r"jax_function.*must return a strideweave Tensor.*ndarray"):
         f(jnp.ones(3))
     with pytest.raises(TypeError, match="must return a strideweave Tensor"):
         jax.jit(f)(jnp.ones(3))
@@ -55,9 +55,9 @@ def test_jax_function_refuses_to_differentiate_a_non_float32_array():
     f = sw.interop.jax_function(lambda x: sw.astype(x, sw.DType.Float32) * 2.0)
     x = jnp.ones(3, jnp.float16)
     assert f(x).dtype == jnp.float32   # the forward pass is fine
-    with pytest.raises(ValueError, match="argument 0 is being differentiated but has dtype float16.*float32"):
+    with pytest.raises(ValueError, match=r"argument 0 is being differentiated but has dtype float16.*float32"):
         jax.grad(lambda x: jnp.sum(f(x)))(x)
-    with pytest.raises(ValueError, match="argument 0 is being differentiated but has dtype float16.*float32"):
+    with pytest.raises(ValueError, match=r"argument 0 is being differentiated but has dtype float16.*float32"):
         jax.jit(jax.grad(lambda x: jnp.sum(f(x))))(x)
     # Only the differentiated arguments must be float32.
     g = sw.interop.jax_function(lambda a, h: a * sw.astype(h, sw.DType.Float32))
@@ -105,7 +105,7 @@ def test_cotangent_of_the_wrong_shape_or_dtype_names_both():
     target = sw.tensor(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match=r"output 0: cotangent has shape \(3, 2\), expected \(2, 3\)"):
         cotangent_for(target, np.ones((3, 2), np.float32), "output 0")
-    with pytest.raises(TypeError, match="cotangent has dtype DType.Int32, expected Float32"):
+    with pytest.raises(TypeError, match=r"cotangent has dtype DType\.Int32, expected Float32"):
         cotangent_for(target, np.ones((2, 3), np.int32), "output 0")
 
 

@@ -109,7 +109,7 @@ def test_mixed_carriers_need_options_and_gradients_return_home(library):
     f = bridge(library)(lambda a, b: xp.exp(a) * b)
     a = sw.tensor([0.0, 1.0], carrier="numpy")
     b = sw.tensor([2.0, 3.0], carrier=library)
-    with pytest.raises(TypeError, match="different carriers.*ExecutionOptions"):
+    with pytest.raises(TypeError, match=r"different carriers.*ExecutionOptions"):
         f(a, b)
     y = f(a, b, options=sw.ExecutionOptions(carrier="numpy"))
     assert type(y.carrier) is sw.NumpyCarrier

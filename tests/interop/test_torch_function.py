@@ -87,7 +87,7 @@ def test_create_graph_gives_first_order_gradients_and_refuses_double_backward():
     out = torch_function(lambda t: sw.sum(t * t * t))(x)
     (g,) = torch.autograd.grad(out, x, create_graph=True)
     np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2, rtol=1e-6)
-    with pytest.raises(RuntimeError, match="first order.*double backward"):
+    with pytest.raises(RuntimeError, match=r"first order.*double backward"):
         g.sum().backward()
 
 

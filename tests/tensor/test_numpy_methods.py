@@ -58,7 +58,7 @@ def test_reshape_rejects_bad_shapes(carrier):
         t.reshape(4, 2)
     with pytest.raises(ValueError, match="-1"):
         t.reshape(-1, -1)
-    with pytest.raises(TypeError, match="sw.reshape"):
+    with pytest.raises(TypeError, match=r"sw\.reshape"):
         t.reshape(sw.Shape([2, [3, 1]]))
     with pytest.raises(ValueError, match="order"):
         t.reshape(3, 2, order="A")

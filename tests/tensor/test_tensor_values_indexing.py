@@ -190,7 +190,7 @@ def test_inplace_writes_into_a_result_are_recorded_and_leaves_are_updated(carrie
     y[0] = 5.0
     assert y.autograd_ctx is not node   # the writes are recorded, as torch records them
     leaf = sw.tensor([1.0, 2.0], carrier=carrier)
-    with pytest.raises(RuntimeError, match="sw.no_grad"):
+    with pytest.raises(RuntimeError, match=r"sw\.no_grad"):
         leaf.add_(leaf)                 # a Float32 Tensor into a leaf: refused outside no_grad
     with sw.no_grad():
         leaf.add_(leaf)
