@@ -38,8 +38,8 @@ def goals_table(doc) -> list[str]:
 
 
 def pairs_table(w) -> list[str]:
-    out = ["| StrideWeave | vs | rounds | StrideWeave median | anchor median | ratio of medians | "
-           "median of round ratios |", "|---|---|---:|---:|---:|---:|---:|"]
+    out = [("| StrideWeave | vs | rounds | StrideWeave median | anchor median | ratio of medians | "
+            "median of round ratios |"), "|---|---|---:|---:|---:|---:|---:|"]
     for p in w.get("pairs", {}).values():
         if p["status"] != "ok":
             out.append(f"| {p['sw']} | {p['anchor']} | error: {p['error'].replace('|', '/')} | | | | |")
@@ -57,9 +57,9 @@ def mem_table(w) -> list[str]:
             continue
         out.append(f"| {r['variant']} | {r['mode']} | ok | {r['peak_mib']:.0f} MiB | {_s(r['seconds'])} |")
     for g in w.get("goals", []):
-        out += ["", f"Writable / read-only: {_r(g['ratio'])} (rss), {_r(g.get('tracemalloc_ratio'))} "
-                    "(tracemalloc). Step time is that one call, first touches of fresh memory included: "
-                    "not a timing result."]
+        out += ["", (f"Writable / read-only: {_r(g['ratio'])} (rss), {_r(g.get('tracemalloc_ratio'))} "
+                     "(tracemalloc). Step time is that one call, first touches of fresh memory included: "
+                     "not a timing result.")]
     return out
 
 
@@ -115,17 +115,17 @@ def w2_table(w) -> list[str]:
 def markdown(doc) -> str:
     env = doc["environment"]
     lines = [f"# StrideWeave benchmarks ({doc['mode']}, device={doc['device']})", "",
-             f"One run, {doc['elapsed_s']:.0f} s; python {env.get('python')}, numpy {env.get('numpy')}, "
-             f"torch {env.get('torch')}, jax {env.get('jax')}, autograd {env.get('autograd')}, "
-             f"strideweave {env.get('strideweave')} (git {env.get('git')}, working tree as found), "
-             f"{env.get('cpus')} CPUs (load average at start: {env.get('loadavg_at_start')}), "
-             "every backend single-threaded.",
-             "Ratios are StrideWeave median time / anchor median time from this run (lower is better; "
-             "< 1 means StrideWeave is faster).", "", "## Targets", "",
-             "Each ratio is measured pairwise: the StrideWeave contender and its anchor alone in the "
-             "process, alternating (A, B, then B, A) round by round; ratio = median of A / median of B. "
-             "`Rotation ratio` is the same pair's ratio in the workload's rotation over all contenders, "
-             "for comparison. W3-mem compares peak memory, not time.", ""]
+             (f"One run, {doc['elapsed_s']:.0f} s; python {env.get('python')}, numpy {env.get('numpy')}, "
+              f"torch {env.get('torch')}, jax {env.get('jax')}, autograd {env.get('autograd')}, "
+              f"strideweave {env.get('strideweave')} (git {env.get('git')}, working tree as found), "
+              f"{env.get('cpus')} CPUs (load average at start: {env.get('loadavg_at_start')}), "
+              "every backend single-threaded."),
+             ("Ratios are StrideWeave median time / anchor median time from this run (lower is better; "
+              "< 1 means StrideWeave is faster)."), "", "## Targets", "",
+             ("Each ratio is measured pairwise: the StrideWeave contender and its anchor alone in the "
+              "process, alternating (A, B, then B, A) round by round; ratio = median of A / median of B. "
+              "`Rotation ratio` is the same pair's ratio in the workload's rotation over all contenders, "
+              "for comparison. W3-mem compares peak memory, not time."), ""]
     lines += goals_table(doc)
     lines += ["", "## Earlier targets (rotation medians)", ""]
     lines += targets_table(doc)

@@ -207,9 +207,9 @@ def w2_result(n: int, timeout_s: float, log) -> dict:
     return {"id": "W2", "title": f"deep: {n:,}-node chain y = y * 1.0000001 on 16 floats, sum, backward "
                                  "(one subprocess per contender, one run each)",
             "n": n, "rows": rows, "targets": targets,
-            "notes": ["time = one forward + backward in a fresh process; peak RSS = the process's VmHWM "
-                      "(high-water mark reset just before the run via /proc/self/clear_refs; ru_maxrss "
-                      "where /proc is absent); RSS delta = peak RSS - RSS after imports and setup."]}
+            "notes": [("time = one forward + backward in a fresh process; peak RSS = the process's VmHWM "
+                       "(high-water mark reset just before the run via /proc/self/clear_refs; ru_maxrss "
+                       "where /proc is absent); RSS delta = peak RSS - RSS after imports and setup.")]}
 
 
 def w3_mem_result(n: int, timeout_s: float, log) -> dict:
@@ -226,11 +226,11 @@ def w3_mem_result(n: int, timeout_s: float, log) -> dict:
                                      f"{n:,} Float32 ({mb:,.0f} MB), writable vs read-only input "
                                      "(one subprocess per row)",
             "n": n, "rows": rows, "targets": [], "goals": [goal],
-            "notes": ["peak = the run's high-water mark above the interpreter's memory just before the "
-                      "input was made (input, anything sw.tensor or the content watch keeps, temporaries, "
-                      "gradient). `rss`: the process's VmHWM, reset just before (/proc/self/clear_refs); "
-                      "`tracemalloc`: Python's allocation tracer, which NumPy reports its buffers to. "
-                      "The target uses `rss`; `tracemalloc` is the check."]}
+            "notes": [("peak = the run's high-water mark above the interpreter's memory just before the "
+                       "input was made (input, anything sw.tensor or the content watch keeps, temporaries, "
+                       "gradient). `rss`: the process's VmHWM, reset just before (/proc/self/clear_refs); "
+                       "`tracemalloc`: Python's allocation tracer, which NumPy reports its buffers to. "
+                       "The target uses `rss`; `tracemalloc` is the check.")]}
 
 
 def profile_w1(out_dir: str, log) -> str:

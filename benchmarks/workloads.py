@@ -213,12 +213,12 @@ def w4(quick: bool, device: str) -> Workload:
           ("numpy", lambda: A.bcast_numpy(A0, w0))]
     wl = Workload("W4", f"broadcast: sum(A * w), A {m}x{m}, w 1x{m}, grad w", c,
                   budget_s=3 if quick else 25, max_repeats=10 if quick else 30,
-                  notes=["StrideWeave asks only for w's gradient with sw.grad(loss, [w], ones); "
-                         "torch/jax/HIPS differentiate w only as well.",
-                         "`sw-<carrier>` rows use canonical (first-mode-fastest) storage; `[C-order]` rows "
-                         "wrap C-ordered arrays with sw.tensor(array), as users do.",
-                         f"Rows `[w:({m},)]` use a rank-1 w (same broadcast, no leading extent-1 mode); "
-                         "a target falls back to them only when the 1 x m row errors.", READ_ONLY_NOTE],
+                  notes=[("StrideWeave asks only for w's gradient with sw.grad(loss, [w], ones); "
+                          "torch/jax/HIPS differentiate w only as well."),
+                         ("`sw-<carrier>` rows use canonical (first-mode-fastest) storage; `[C-order]` rows "
+                          "wrap C-ordered arrays with sw.tensor(array), as users do."),
+                         (f"Rows `[w:({m},)]` use a rank-1 w (same broadcast, no leading extent-1 mode); "
+                          "a target falls back to them only when the 1 x m row errors."), READ_ONLY_NOTE],
                   targets=[("sw-numpy", "numpy", 1.25, "<= 1.25x hand-written numpy"),
                            ("sw-numpy [C-order]", "numpy", 1.25, "C-order <= 1.25x hand-written numpy"),
                            ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd"),
@@ -259,10 +259,10 @@ def w5(quick: bool) -> Workload:
     return Workload("W5", "MLP: sum(tanh(x @ W1^T + b1) @ W2^T), batch 32, 32->64->1, grads of W1, b1, W2",
                     c, budget_s=2 if quick else 10, max_repeats=50 if quick else 200, min_repeats=10,
                     notes=["`[C-order]` rows wrap C-ordered arrays with sw.tensor(array), as users do.",
-                           "Parameters held: every row but `[wrapped per step]` wraps its four arrays once and "
-                           "sets `.grad = None` on them before each step, as the torch anchor does for its "
-                           "parameters. `[C-order, wrapped per step]` calls sw.tensor on the four C-ordered "
-                           "NumPy arrays inside every step. The torch and HIPS anchors hold their arrays."],
+                           ("Parameters held: every row but `[wrapped per step]` wraps its four arrays once and "
+                            "sets `.grad = None` on them before each step, as the torch anchor does for its "
+                            "parameters. `[C-order, wrapped per step]` calls sw.tensor on the four C-ordered "
+                            "NumPy arrays inside every step. The torch and HIPS anchors hold their arrays.")],
                     targets=[("sw-numpy", "torch", 2.0, "<= 2x torch eager"),
                              ("sw-numpy [C-order]", "torch", 2.0, "C-order <= 2x torch eager")],
                     goals=[("sw-numpy [C-order]", "torch", 1.5, "parameters held, C-order <= 1.5x torch eager"),
@@ -284,8 +284,8 @@ def w5_pair(quick: bool) -> Workload:
          ("torch", lambda: A.mlp_torch(*args)), ("torch [x.grad too]", lambda: A.mlp_torch(*args, x_grad=True))]
     return Workload("W5-pair", "MLP as W5, StrideWeave and torch only (interleaved pairwise)", c,
                     budget_s=2 if quick else 6, max_repeats=200 if quick else 1000, min_repeats=10,
-                    notes=["Same step as W5 with no other contender in the rotation. `torch [x.grad too]` "
-                           "also differentiates x, as `backward()` does for every Float32 leaf in StrideWeave."])
+                    notes=[("Same step as W5 with no other contender in the rotation. `torch [x.grad too]` "
+                            "also differentiates x, as `backward()` does for every Float32 leaf in StrideWeave.")])
 
 
 def w6(quick: bool) -> Workload:
@@ -394,9 +394,9 @@ def w7(quick: bool) -> list[Workload]:
                                 # faults): the median needs many rounds.
                                 budget_s=1.5 if quick else 8, max_repeats=8 if quick else 100,
                                 min_repeats=3 if quick else 5,
-                                notes=["jax-raw = hand-written jnp forward + gradient, view built "
-                                       "with jnp reshape/transpose/slice inside the timed step "
-                                       "(row-major: the 2-D JAX array itself, wrapped with sw.tensor)."],
+                                notes=[("jax-raw = hand-written jnp forward + gradient, view built "
+                                        "with jnp reshape/transpose/slice inside the timed step "
+                                        "(row-major: the 2-D JAX array itself, wrapped with sw.tensor).")],
                                 targets=[("sw-jax", "jax-raw", 1.2, "jax carrier <= 1.2x raw jax")]))
     return out
 
@@ -408,9 +408,9 @@ def interop_torch(quick: bool) -> Workload:
     return Workload("interop-torch", "torch_function: tanh(h @ w + b), h 32x32, w 32x64, b 64, "
                     "forward + backward in torch, grads of w and b", c,
                     budget_s=1 if quick else 3, max_repeats=200 if quick else 1000, min_repeats=20,
-                    notes=["`sw-torch_function`: the layer written with StrideWeave, wrapped by "
-                           "sw.interop.torch_function and called on torch tensors; `torch`: the same layer "
-                           "in torch."],
+                    notes=[("`sw-torch_function`: the layer written with StrideWeave, wrapped by "
+                            "sw.interop.torch_function and called on torch tensors; `torch`: the same layer "
+                            "in torch.")],
                     goals=[("sw-torch_function", "torch", 3.0, "torch_function step <= 3x pure torch")],
                     pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)
 
@@ -422,9 +422,9 @@ def interop_jax(quick: bool) -> Workload:
     return Workload("interop-jax", "jax_function: jax.jit(jax.value_and_grad(sum(layer(h, w, b) ** 2))), "
                     "layer = tanh(h @ w + b) as interop-torch, grads of w and b", c,
                     budget_s=1 if quick else 3, max_repeats=200 if quick else 1000, min_repeats=20,
-                    notes=["`sw-jax_function [jit]`: the layer written with StrideWeave, wrapped by "
-                           "sw.interop.jax_function, inside a jitted loss (host callbacks); "
-                           "`jax.jit(value_and_grad)`: the same loss in jnp, jitted."],
+                    notes=[("`sw-jax_function [jit]`: the layer written with StrideWeave, wrapped by "
+                            "sw.interop.jax_function, inside a jitted loss (host callbacks); "
+                            "`jax.jit(value_and_grad)`: the same loss in jnp, jitted.")],
                     goals=[("sw-jax_function [jit]", "jax.jit(value_and_grad)", 8.0,
                             "jax.jit(value_and_grad) through jax_function <= 8x pure JAX")],
                     pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)

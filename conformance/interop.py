@@ -121,12 +121,12 @@ def markdown(checks: Sequence[Check]) -> list[str]:
     cells = {(c.case, c.carrier, c.check): c for c in mine}
     failing = sum(c.status in ("fail", "error") for c in mine)
     lines = ["", "## Interop: gradients through the native-autograd bridges", "",
-             "Each case's StrideWeave function called from torch (`sw.interop.torch_function`, "
-             "`torch.autograd.grad`) and from JAX (`sw.interop.jax_function` under `jax.jit`, `jax.vjp`) on its "
-             "canonical inputs; the gradients are compared with the same function's native StrideWeave "
-             "gradients (`sw.grad`) on the carrier the bridge runs on (torch; numpy for the JAX host "
-             "callbacks). Cell: worst relative error, as above. "
-             f"{len(mine)} checks, {failing} failing.", "",
+             ("Each case's StrideWeave function called from torch (`sw.interop.torch_function`, "
+              "`torch.autograd.grad`) and from JAX (`sw.interop.jax_function` under `jax.jit`, `jax.vjp`) on its "
+              "canonical inputs; the gradients are compared with the same function's native StrideWeave "
+              "gradients (`sw.grad`) on the carrier the bridge runs on (torch; numpy for the JAX host "
+              "callbacks). Cell: worst relative error, as above. "
+              f"{len(mine)} checks, {failing} failing."), "",
              "| case | " + " | ".join(f"{c} / {n}" for c, n in columns) + " |",
              "|---|" + "---|" * len(columns)]
     for case in dict.fromkeys(c.case for c in mine):

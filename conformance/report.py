@@ -177,11 +177,11 @@ def write_markdown(result: RunResult, path: Path, heatmap: str | None = None) ->
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in result.versions.items()) + ".",
         "",
-        "Checks: `fd` = float64 central differences; `numpy` = the numpy carrier's gradient; "
-        "`torch.autograd` / `jax.vjp` = the backend's own autodiff of the same math. "
-        "Cell: worst relative error `|got - want| / (|want| + atol/rtol)` over all layout variants "
-        "(canonical, transposed, holes, broadcast, nested where meaningful); FAIL when above the "
-        "case's rtol.",
+        ("Checks: `fd` = float64 central differences; `numpy` = the numpy carrier's gradient; "
+         "`torch.autograd` / `jax.vjp` = the backend's own autodiff of the same math. "
+         "Cell: worst relative error `|got - want| / (|want| + atol/rtol)` over all layout variants "
+         "(canonical, transposed, holes, broadcast, nested where meaningful); FAIL when above the "
+         "case's rtol."),
         "",
     ]
     if heatmap:

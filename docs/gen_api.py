@@ -27,23 +27,23 @@ SECTIONS = [
     ("4. Tensors", "strideweave.tensor and creation functions.",
      [sw.Tensor, sw.tensor, sw.zeros, sw.ones, sw.full, sw.arange, sw.from_dlpack,
       sw_random.normal, sw_random.uniform]),
-    ("5. Operations", "strideweave.operation and strideweave.ops. Every function is differentiable where "
-     "its dtype allows; most are also Tensor methods or operators.",
+    ("5. Operations", ("strideweave.operation and strideweave.ops. Every function is differentiable where "
+     "its dtype allows; most are also Tensor methods or operators."),
      [sw.Operation, sw.ExecutionOptions,
       sw.add, sw.subtract, sw.multiply, sw.divide, sw.negative, sw.power, sw.exp, sw.log, sw.sqrt, sw.sin,
       sw.cos, sw.tanh, sw.abs, sw.maximum, sw.minimum, sw.less, sw.less_equal, sw.greater, sw.greater_equal,
       sw.equal, sw.not_equal, sw.where, sw.clip, sw.sum, sw.mean, sw.max, sw.min, sw.prod, sw.matmul,
       sw.tensordot, sw.concat, sw.stack, sw.astype, sw.copy, sw.detach, sw.view, sw.permute, sw.transpose,
       sw.reshape, sw.broadcast_to]),
-    ("6. Autograd", "Fixed by the autograd specification; `Tensor.backward`, `Tensor.grad`, "
-     "`Tensor.retain_grad` and `Tensor.backwards_traversal` are listed with Tensor above.",
+    ("6. Autograd", ("Fixed by the autograd specification; `Tensor.backward`, `Tensor.grad`, "
+     "`Tensor.retain_grad` and `Tensor.backwards_traversal` are listed with Tensor above."),
      [sw.grad, sw.is_grad_enabled, sw.set_grad_enabled, sw.no_grad]),
     ("7. Tools for library authors", "strideweave.testing.",
      [getattr(sw_testing, n) for n in getattr(sw_testing, "__all__", ())]),
     ("8. Pictures", "strideweave.viz (import it explicitly: `from strideweave import viz`).",
      [getattr(sw_viz, n) for n in sw_viz.__all__]),
-    ("9. Interop with native autograd", "strideweave.interop (`sw.interop`): StrideWeave functions inside "
-     "torch.autograd and JAX, native torch / JAX functions inside StrideWeave graphs. See docs/interop.md.",
+    ("9. Interop with native autograd", ("strideweave.interop (`sw.interop`): StrideWeave functions inside "
+     "torch.autograd and JAX, native torch / JAX functions inside StrideWeave graphs. See docs/interop.md."),
      [getattr(sw.interop, n) for n in sw.interop.__all__]),
 ]
 
