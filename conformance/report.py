@@ -89,7 +89,10 @@ def _counts_text(counts: dict) -> str:
 
 
 def summary_line(result: RunResult, summary: dict | None = None) -> str:
-    """How many checks ran and how they ended, the interop section's share named: the header and the console say it alike."""
+    """How many checks ran and how they ended, the interop section's share named.
+
+    The header and the console say it alike.
+    """
     summary = summary or summarise(result)
     carrier_checks = sum(summary["carrier_counts"].values())
     interop_checks = sum(summary["interop_counts"].values())

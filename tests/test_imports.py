@@ -17,7 +17,8 @@ CHECK = textwrap.dedent("""
             print("SKIP", exc)
             raise SystemExit(0)
         raise
-    loaded = sorted(m for m in ("torch", "jax", "jaxlib", "array_api_strict", "dask", "distributed") if m in sys.modules)
+    backends = ("torch", "jax", "jaxlib", "array_api_strict", "dask", "distributed")
+    loaded = sorted(m for m in backends if m in sys.modules)
     print("LOADED", loaded)
 """)
 

@@ -74,7 +74,8 @@ jgrad = jax.jit(jax.grad(lambda W, V: jnp.sum(jnp.tanh(jx @ W) @ V), argnums=(0,
 def jax_step():
     jax.block_until_ready(jgrad(jW, jV))
 t_sw, t_torch, t_jax = timed(sw_step), timed(torch_step), timed(jax_step)
-print(f"matmul layer {n}x{d}x{h}: strideweave {t_sw*1e3:.2f} ms, torch {t_torch*1e3:.2f} ms, jax.jit {t_jax*1e3:.2f} ms")
+print(f"matmul layer {n}x{d}x{h}: strideweave {t_sw*1e3:.2f} ms, torch {t_torch*1e3:.2f} ms, "
+      f"jax.jit {t_jax*1e3:.2f} ms")
 print(f"ratios: strideweave/torch {t_sw/t_torch:.2f}x, strideweave/jax {t_sw/t_jax:.2f}x")
 """
 

@@ -188,7 +188,8 @@ def _compare_grads(mine: Run, ref: Run, program: Program) -> str:
 
 
 def _error_text(run: Run) -> str:
-    return f"{type(run.error).__name__} at {run.stage} ({run.where}): {str(run.error).splitlines()[0][:300] if str(run.error) else ''}"
+    first = str(run.error).splitlines()[0][:300] if str(run.error) else ""
+    return f"{type(run.error).__name__} at {run.stage} ({run.where}): {first}"
 
 
 def classify(program: Program, carrier: str, *, singular: bool = False) -> Outcome:

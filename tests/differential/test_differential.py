@@ -55,7 +55,8 @@ def test_random_programs_agree_with_torch(carrier):
         outcome = classify(program, carrier, singular=SINGULAR)
         tally.add(carrier, outcome)
         report = os.environ.get("STRIDEWEAVE_DIFF_REPORT")
-        loud_first = outcome.kind == LOUD and report and tally.loud[(carrier, outcome.detail.splitlines()[0][:160])] == 1
+        loud_first = (outcome.kind == LOUD and report
+                      and tally.loud[(carrier, outcome.detail.splitlines()[0][:160])] == 1)
         if (outcome.kind in FAILURES or loud_first) and len(minimised) < MAX_MINIMISED:
             small = minimize(program, carrier, outcome.kind, singular=SINGULAR)
             minimised.append(small)

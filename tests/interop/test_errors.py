@@ -79,7 +79,8 @@ def test_a_tracer_reaching_strideweave_outside_jax_function(transform):
 def test_native_fn_returning_a_non_array_records_nothing(library):
     bridge = sw.interop.from_torch if library == "torch" else sw.interop.from_jax
     x = sw.tensor([1.0, 2.0])
-    with pytest.raises(TypeError, match=f"from_{library}.*must return a {'torch.Tensor' if library == 'torch' else 'JAX array'}"):
+    native = "torch.Tensor" if library == "torch" else "JAX array"
+    with pytest.raises(TypeError, match=f"from_{library}.*must return a {native}"):
         bridge(lambda a: (a * 2, "oops"))(x)
     with pytest.raises(TypeError, match="expected at least one strideweave Tensor argument"):
         bridge(lambda a: a)(np.ones(2, np.float32))

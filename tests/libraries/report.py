@@ -1,4 +1,6 @@
-"""Print the library gradient agreement table (scikit-learn, SciPy, xarray, marray, einops, array-api-extra) as Markdown.
+"""Print the library gradient agreement table as Markdown.
+
+The libraries: scikit-learn, SciPy, xarray, marray, einops, array-api-extra.
 
 Run from the repository root::
 

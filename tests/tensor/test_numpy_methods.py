@@ -204,8 +204,8 @@ def test_clone_is_a_differentiable_copy(carrier):
     np.testing.assert_allclose(x.grad.numpy(), np.full(VALUES.shape, 3.0, np.float32))
 
 
-@pytest.mark.parametrize(("dtype", "numpy_dtype"), [(sw.DType.Int32, np.int32), (np.int32, np.int32), ("int32", np.int32),
-                                                (np.float64, np.float64), (bool, np.bool_)])
+@pytest.mark.parametrize(("dtype", "numpy_dtype"), [(sw.DType.Int32, np.int32), (np.int32, np.int32),
+                                                  ("int32", np.int32), (np.float64, np.float64), (bool, np.bool_)])
 def test_astype_takes_strideweave_and_numpy_dtypes(carrier, dtype, numpy_dtype):
     if carrier == "jax" and numpy_dtype is np.float64:
         numpy_dtype = np.float32  # JAX without x64 mode stores float64 in 32 bits, as jax.numpy does
