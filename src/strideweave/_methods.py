@@ -29,6 +29,10 @@ from .tensors.compute import compute
 from .tensors.creation import from_storage, from_subtensors
 from .tensors.tensor import Tensor, refuse_implicit_export
 
+# The class these functions are attached to, untyped: its body declares their signatures for
+# type checkers (under TYPE_CHECKING), and a checker refuses assignment to a declared method.
+_Tensor: Any = Tensor
+
 __all__ = ["attach"]
 
 _FLOAT32 = DType.Float32
@@ -151,19 +155,19 @@ def _compute(self) -> "Tensor":
 
 def _attach_tensor_level() -> None:
     """What the Tensor's own floor cannot say: autograd, construction, copies and evaluation."""
-    Tensor.backward = _backward
-    Tensor.backwards_traversal = staticmethod(_backwards_traversal)
-    Tensor.from_storage = classmethod(_from_storage)
-    Tensor.from_subtensors = classmethod(_from_subtensors)
-    Tensor.compute = _compute
+    _Tensor.backward = _backward
+    _Tensor.backwards_traversal = staticmethod(_backwards_traversal)
+    _Tensor.from_storage = classmethod(_from_storage)
+    _Tensor.from_subtensors = classmethod(_from_subtensors)
+    _Tensor.compute = _compute
     # Copies as torch makes them: detached, in fresh storage on the same carrier class and device;
     # copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
-    Tensor.__reduce_ex__ = lambda self, protocol: copies.reduce(self)
-    Tensor.__copy__ = _copy
-    Tensor.__deepcopy__ = lambda self, memo: copies.deep_copy(self, _copy(self), memo)
-    Tensor.fill_ = _writes.fill_
-    Tensor.copy_ = _writes.copy_
-    Tensor.add_ = _writes.add_
+    _Tensor.__reduce_ex__ = lambda self, protocol: copies.reduce(self)
+    _Tensor.__copy__ = _copy
+    _Tensor.__deepcopy__ = lambda self, memo: copies.deep_copy(self, _copy(self), memo)
+    _Tensor.fill_ = _writes.fill_
+    _Tensor.copy_ = _writes.copy_
+    _Tensor.add_ = _writes.add_
 
 
 # Method forms whose meaning is the same in NumPy, torch and StrideWeave; those that differ
@@ -282,18 +286,18 @@ def _c_order_view(t: Tensor, target: tuple) -> Layout | None:
 
 def _attach_native() -> None:
     for name in _UNARY_METHODS:
-        setattr(Tensor, name, _unary_method(name))
+        setattr(_Tensor, name, _unary_method(name))
     for short, name in _COMPARISONS.items():
-        setattr(Tensor, f"__{short}__", _binary(name))
-    Tensor.__neg__ = lambda self: _ops.negative(self)
-    Tensor.__abs__ = lambda self: _ops.abs(self)
-    Tensor.matmul = lambda self, other: _ops.matmul(self, other)
-    Tensor.clip = lambda self, min=None, max=None: _ops.clip(self, min, max)  # noqa: A002
-    Tensor.maximum = lambda self, other: _ops.maximum(self, other)
-    Tensor.minimum = lambda self, other: _ops.minimum(self, other)
-    Tensor.view = view
-    Tensor.broadcast_to = lambda self, shape: _ops.broadcast_to(self, shape)
-    Tensor.T = property(lambda self: _ops.transpose(self))
+        setattr(_Tensor, f"__{short}__", _binary(name))
+    _Tensor.__neg__ = lambda self: _ops.negative(self)
+    _Tensor.__abs__ = lambda self: _ops.abs(self)
+    _Tensor.matmul = lambda self, other: _ops.matmul(self, other)
+    _Tensor.clip = lambda self, min=None, max=None: _ops.clip(self, min, max)  # noqa: A002
+    _Tensor.maximum = lambda self, other: _ops.maximum(self, other)
+    _Tensor.minimum = lambda self, other: _ops.minimum(self, other)
+    _Tensor.view = view
+    _Tensor.broadcast_to = lambda self, shape: _ops.broadcast_to(self, shape)
+    _Tensor.T = property(lambda self: _ops.transpose(self))
 
 
 def attach() -> None:
@@ -303,24 +307,24 @@ def attach() -> None:
     _numpy_methods.attach(xp)
     _native_operands.attach(xp)
     for short, name in _DUNDERS.items():
-        setattr(Tensor, f"__{short}__", _binary(name))
-        setattr(Tensor, f"__r{short}__", _binary(name, reflected=True))
-        setattr(Tensor, f"__i{short}__", _writes.inplace_operator(name, _SYMBOLS.get(name, name) + "="))
-    Tensor.__matmul__ = _matmul
-    Tensor.__rmatmul__ = _rmatmul
-    Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)
-    Tensor.__pos__ = lambda self: _ops.positive(self)
-    Tensor.__array_namespace__ = _namespace
-    Tensor.__getitem__ = _indexing.getitem
-    Tensor.__setitem__ = _indexing.setitem
-    Tensor.__index__ = _index
-    Tensor.__complex__ = lambda self: _scalar(self, complex, "__complex__")
-    Tensor.__float__ = lambda self: _scalar(self, float, "__float__")
-    Tensor.__int__ = lambda self: _scalar(self, int, "__int__")
-    Tensor.__bool__ = lambda self: _scalar(self, bool, "__bool__")
-    Tensor.mT = property(_mT)
-    Tensor.to_device = _to_device
-    Tensor.__dlpack__ = _dlpack
+        setattr(_Tensor, f"__{short}__", _binary(name))
+        setattr(_Tensor, f"__r{short}__", _binary(name, reflected=True))
+        setattr(_Tensor, f"__i{short}__", _writes.inplace_operator(name, _SYMBOLS.get(name, name) + "="))
+    _Tensor.__matmul__ = _matmul
+    _Tensor.__rmatmul__ = _rmatmul
+    _Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)
+    _Tensor.__pos__ = lambda self: _ops.positive(self)
+    _Tensor.__array_namespace__ = _namespace
+    _Tensor.__getitem__ = _indexing.getitem
+    _Tensor.__setitem__ = _indexing.setitem
+    _Tensor.__index__ = _index
+    _Tensor.__complex__ = lambda self: _scalar(self, complex, "__complex__")
+    _Tensor.__float__ = lambda self: _scalar(self, float, "__float__")
+    _Tensor.__int__ = lambda self: _scalar(self, int, "__int__")
+    _Tensor.__bool__ = lambda self: _scalar(self, bool, "__bool__")
+    _Tensor.mT = property(_mT)
+    _Tensor.to_device = _to_device
+    _Tensor.__dlpack__ = _dlpack
 
 
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from types import FrameType
 from typing import Any
 
 from .carriers import ContentWatch
 from .dtypes import DType
 from .errors import Float32RuleError, InPlaceModificationError
+from .layout import Layout
 from .tensors.tensor import (
     _LOST_PRECISION,
     Tensor,
@@ -143,7 +145,7 @@ def outside_operation(name: str, args: tuple, results: Any) -> Any:
 def _caller() -> str:
     """The innermost frame outside StrideWeave: the line that asked for the cast."""
     package = __name__.rsplit(".", 1)[0]
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
         frame = frame.f_back
     if frame is None:
@@ -213,6 +215,11 @@ class Operation:
     """
 
     __slots__ = ("_inputs", "_versions", "_released", "_result_layout", "_result_state", "__dict__")
+    _inputs: tuple[Tensor, ...]
+    _versions: tuple[int, ...]
+    _released: bool
+    _result_layout: Layout | None
+    _result_state: tuple | None
     # Rarely set, so a class default rather than a slot every node would initialise: the
     # ``context`` dict (custom operations).
     _context: dict | None = None
@@ -235,8 +242,8 @@ class Operation:
         # Initialised here rather than in __init__ so subclasses may define
         # their own __init__ without calling ours.
         self = object.__new__(cls)
-        self._inputs: tuple[Tensor, ...] = ()
-        self._versions: tuple[int, ...] = ()
+        self._inputs = ()
+        self._versions = ()
         self._released = False
         self._result_layout = None
         # (carriers, versions) of the result's storage when recorded; None while the result

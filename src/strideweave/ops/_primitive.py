@@ -32,6 +32,9 @@ class Primitive(Operation):
     """
 
     __slots__ = ("place", "saved", "flat")
+    place: CarrierKind
+    saved: Any
+    flat: bool
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
@@ -48,7 +51,7 @@ class Primitive(Operation):
         self._released = False
         self._result_layout = None
         self._result_state = None
-        self.place = None
+        self.place = None  # type: ignore[assignment]  # unset until forward; backward only runs after it
         self.saved = None
         # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
         # input and the result are dense on ``place`` (elementwise: in one shared layout).
