@@ -256,7 +256,8 @@ def _c_order_view(t: Tensor, target: tuple) -> Layout | None:
     # C order over the top-level modes, each nested mode read colexicographically (as to_array
     # flattens it): leaves slowest first.
     layout = t._layout
-    extents, strides = [], []
+    extents: list[int] = []
+    strides: list[int] = []
     for k in range(layout.rank):
         mode = layout[k]
         extents += mode.leaf_shape[::-1]

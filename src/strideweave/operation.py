@@ -195,13 +195,13 @@ def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ..
             if carrier._unread and reads:
                 carrier._unread = False
             return (carrier._version,)
-    carriers = _unique_carriers(inputs)
-    for carrier in carriers:
+    unique = _unique_carriers(inputs)
+    for carrier in unique:
         if carrier._watch is not None:
             carrier._watch.capture(carrier)
         if carrier._unread and reads:
             carrier._unread = False
-    return tuple([c._version for c in carriers])
+    return tuple([c._version for c in unique])
 
 
 class Operation:
@@ -218,7 +218,7 @@ class Operation:
     _inputs: tuple[Tensor, ...]
     _versions: tuple[int, ...]
     _released: bool
-    _result_layout: Layout | None
+    _result_layout: Layout  # None until the node is recorded; only a recorded node's is read
     _result_state: tuple | None
     # Rarely set, so a class default rather than a slot every node would initialise: the
     # ``context`` dict (custom operations).
@@ -245,14 +245,15 @@ class Operation:
         self._inputs = ()
         self._versions = ()
         self._released = False
-        self._result_layout = None
+        self._result_layout = None  # type: ignore[assignment]  # set when the node is recorded
         # (carriers, versions) of the result's storage when recorded; None while the result
         # has no carrier object (``Tensor._from_raw``), which nothing can have written to.
         self._result_state = None
         return self
 
     # -- the two methods a subclass writes -------------------------------------------
-    def forward(self, *args: Any, options: ExecutionOptions | None = None, **kwargs: Any) -> Tensor:
+    # ``*args, **kwargs`` (``options`` among them) so that a subclass may name its own parameters.
+    def forward(self, *args: Any, **kwargs: Any) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
 
     def backward(self, gradient: Tensor) -> tuple:
@@ -392,7 +393,7 @@ class Operation:
             )
 
     def _check_result(self) -> None:
-        carriers, versions = self._result_state
+        carriers, versions = self._result_state  # type: ignore[misc]  # checked by the caller
         changed = False
         for carrier, version in zip(carriers, versions):
             if carrier._watch is not None:

@@ -13,13 +13,14 @@ gradient is the composition of their VJPs.
 from __future__ import annotations
 
 import string
+from typing import Any
 
 from ..ops._args import tensor as _check
 from ..tensors.tensor import Tensor
 
 __all__ = ["einsum"]
 
-_XP = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
+_XP: Any = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
 
 
 def bind(xp) -> None:
@@ -128,7 +129,8 @@ def einsum(subscripts, /, *operands):
         shape = tuple(x.shape[present.index(c)] if c in present else 1 for c in order)
         return _XP.reshape(x, shape) if shape != x.shape else x
 
-    acc, live = None, []
+    acc: Any = None
+    live: list = []
     for i, (x, term) in enumerate(zip(xs, terms)):
         x = expanded(x, term)
         acc = x if acc is None else acc * x

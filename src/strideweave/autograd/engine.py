@@ -165,7 +165,7 @@ class Traversal:
         if tensor._raw is not None:  # ``where`` inlined: once per raw total made a Tensor
             kind = tensor._kind
         else:
-            carrier = tensor._carrier_tuple[0]
+            carrier = tensor._carrier_tuple[0]  # type: ignore[index]  # no ``_raw``: the carriers exist
             kind = carrier._kind or carrier.kind
         return Tensor._make(kind[0]._adopt(value, kind[1], kind[2], kind), tensor._layout, 0)
 

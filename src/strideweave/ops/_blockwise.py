@@ -27,7 +27,7 @@ __all__ = ["run_blockwise"]
 def run_blockwise(op, args: tuple, kwargs: dict) -> Tensor:
     """Run the elementwise primitive ``op`` block by block; the result keeps each block's carrier."""
     lead = next(a for a in args if isinstance(a, Tensor) and a._blocks is not None)
-    blocks, mode = lead._blocks
+    blocks, mode = lead._blocks  # type: ignore[misc]  # ``lead`` was picked for its blocks
     out_rank = max(a._layout.rank for a in args if isinstance(a, Tensor))
     axis = mode + out_rank - lead._layout.rank  # the block mode's position in the result
     bounds = [0]

@@ -21,7 +21,7 @@ are never filled.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -198,6 +198,10 @@ class _Binary(Primitive):
     """
 
     __slots__ = ()
+    # set per rule by ``binary_op`` (static functions of the class)
+    compute: Callable[..., Any]
+    vjp_first: Callable[..., Any]
+    vjp_second: Callable[..., Any]
     composite = False
     keeps_result = False
     #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
@@ -251,7 +255,7 @@ class _Binary(Primitive):
                 return None
             values, kind = flat
         out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
-        saved = scalar if position else _Left(scalar)
+        saved: Any = scalar if position else _Left(scalar)
         if cls.keeps_result:
             saved = (saved, out)
         if out.dtype is not values.dtype or not _state.enabled:
@@ -489,6 +493,9 @@ class _Unary(Primitive):
     """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
 
     __slots__ = ()
+    # set per rule by ``unary_op`` (static functions of the class)
+    compute: Callable[..., Any]
+    vjp: Callable[..., Any]
     composite = False
     keeps_result = False
     needs_input = True
@@ -596,7 +603,7 @@ def unary_op(name: str, rule: UnaryRule) -> tuple[type, Callable]:
     else:
         attrs["vjp"] = staticmethod(vjp)
         attrs["takes_ones"] = rule.linear_in_g
-    op_class = type(_class_name(name), (_Unary,), attrs)
+    op_class = cast("type[_Unary]", type(_class_name(name), (_Unary,), attrs))
 
     dtypes = rule.dtypes
     float_operand = dtypes is None or "float" in _KINDS[dtypes]
@@ -636,7 +643,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
         attrs["pullback"] = attrs["backward_flat"] = _no_gradient
     else:
         attrs["takes_ones"] = rule.linear_in_g
-    op_class = type(_class_name(name), (_Binary,), attrs)
+    op_class = cast("type[_Binary]", type(_class_name(name), (_Binary,), attrs))
 
     dtypes = rule.dtypes
     float_operands = dtypes is None or "float" in _KINDS[dtypes]
@@ -664,7 +671,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
 
     binary.__name__ = binary.__qualname__ = name
     # The operators' hot path (``x * 2.0``) calls this straight from the Tensor dunder, skipping ``binary``.
-    binary.with_scalar = op_class.with_scalar if float_operands else None
+    binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]  # read by _methods' operators
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary

@@ -16,7 +16,7 @@ differentiable slice, so an unused output contributes a zero cotangent.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..autograd.cotangents import EVERY, Request
 from ..layout.order import row_major
@@ -60,6 +60,10 @@ class Natural(Primitive):
     """
 
     __slots__ = ()
+    # set per operation by ``natural_op`` and ``packed_op`` (static functions of the class)
+    forward_rule: Callable[..., Any]
+    vjp_rule: Callable[..., Any]
+    outputs_rule: Callable[..., Any]
     reads_inputs = True
 
     def forward(self, *tensors: Tensor, params: dict, options=None) -> Tensor:
@@ -84,14 +88,15 @@ def _no_vjp(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tu
     return (None,) * len(self._inputs), (False,) * len(self._inputs)
 
 
-def natural_op(name: str, forward: Callable, vjp: Callable | None = None, *, reads_inputs: bool = True) -> type:
+def natural_op(name: str, forward: Callable, vjp: Callable | None = None, *,
+               reads_inputs: bool = True) -> type[Natural]:
     """A :class:`Natural` operation class from its two rules (``vjp=None``: not differentiable)."""
     attrs = {"__slots__": (), "forward_rule": staticmethod(forward), "reads_inputs": reads_inputs}
     if vjp is None:
         attrs["pullback"] = _no_vjp
     else:
         attrs["vjp_rule"] = staticmethod(vjp)
-    return type("".join(part.title() for part in name.split("_")), (Natural,), attrs)
+    return cast("type[Natural]", type("".join(part.title() for part in name.split("_")), (Natural,), attrs))
 
 
 # ----- several outputs through one node ------------------------------------------------------------
@@ -119,7 +124,7 @@ def _pack_vjp(rule):
     return vjp
 
 
-def packed_op(name: str, forward: Callable, vjp: Callable, *, reads_inputs: bool = False) -> type:
+def packed_op(name: str, forward: Callable, vjp: Callable, *, reads_inputs: bool = False) -> type[Natural]:
     """A multi-output operation: ``forward -> (outputs, kept)``, ``vjp(xp, gs, outs, kept, *arrays)``."""
     op_class = natural_op(name, _pack_forward(forward), _pack_vjp(vjp), reads_inputs=reads_inputs)
     op_class.outputs_rule = staticmethod(forward)  # the outputs one by one, for calls that record no node

@@ -49,7 +49,7 @@ class Primitive(Operation):
         self._inputs = ()
         self._versions = ()
         self._released = False
-        self._result_layout = None
+        self._result_layout = None  # type: ignore[assignment]  # set when the node is recorded
         self._result_state = None
         self.place = None  # type: ignore[assignment]  # unset until forward; backward only runs after it
         self.saved = None
@@ -142,7 +142,7 @@ class Primitive(Operation):
             self._context = None
         self._result_state = None
         self._released = True
-        self.place = None
+        self.place = None  # type: ignore[assignment]  # a released node runs no backward
         self.saved = None
 
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
@@ -155,7 +155,8 @@ class Primitive(Operation):
         kind = self.place
         wanted = request.wanted
         defer = request.defer
-        flags = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)
+        # ``__class__ is`` (the hot path's test) is not a narrowing a type checker follows
+        flags: tuple[bool, ...] = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)  # type: ignore[assignment]
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]

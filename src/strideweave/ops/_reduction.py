@@ -75,6 +75,9 @@ class Reduction(Primitive):
     """Forward reduces the rev axes of the chosen modes; ``saved`` is (axes, kept rev shape, result, 1/count)."""
 
     __slots__ = ()
+    # set per rule by the builder of the subclasses (static functions of the class)
+    compute: Callable[..., Any]
+    vjp: Callable[..., Any]
     function = ""
     composite = False  # forward computes natively, calling no other operation
     #: whether the VJP reads the input's values (else a full reduction may read the flat buffer)

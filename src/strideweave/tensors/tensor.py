@@ -46,11 +46,13 @@ class Tensor:
     _carrier_tuple: tuple[Carrier, ...] | None
     _layout: Layout
     _offset: int
-    _dtype: SimpleDType | CompoundDType
+    # a SimpleDType, or a CompoundDType on a multi-carrier Tensor; the hot paths read a SimpleDType's
+    # fields (``kind``) where only a one-carrier Tensor can arrive
+    _dtype: Any
     _grad: Tensor | None
     _ctx: Any  # the Operation that made this Tensor (a floor above: not imported here), or None
     _retains_grad: bool
-    _blocks: tuple[Tensor, ...] | None
+    _blocks: tuple[tuple[Tensor, ...], int] | None  # (blocks, the mode they concatenate) or None
     _raw: Any  # a lazily wrapped result's flat native buffer (``_from_raw``), else None
     _kind: Any  # that buffer's CarrierKind, set with ``_raw``
     # Lets ``numpy_scalar * tensor`` reach Tensor.__rmul__ instead of NumPy.
@@ -525,7 +527,7 @@ def _warn_non_leaf_grad(tensor: Tensor) -> None:
 
 def blocks_rev_array(t: Tensor, kind: Any = None) -> Any:
     """The rev array of a multi-subtensor Tensor on ``kind`` (default: its first block's): its blocks joined."""
-    blocks, mode = t._blocks
+    blocks, mode = t._blocks  # type: ignore[misc]  # called for a multi-subtensor Tensor only
     kind = kind if kind is not None else blocks[0]._carriers[0].kind
     xp = kind.namespace
     parts = []
@@ -588,8 +590,11 @@ def lost_precision_from_graph(tensor: "Tensor") -> bool:
 
 def record_lost_precision(result: "Tensor", origin: str, from_graph: bool = True) -> None:
     key = id(result)
-    _LOST_PRECISION[key] = (weakref.ref(result, lambda _, key=key: _LOST_PRECISION.pop(key, None)), origin,
-                            from_graph)
+
+    def forget(_: object, key: int = key) -> None:
+        _LOST_PRECISION.pop(key, None)
+
+    _LOST_PRECISION[key] = (weakref.ref(result, forget), origin, from_graph)
 
 
 def _as_index(value: Any, name: str) -> int:

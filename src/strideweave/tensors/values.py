@@ -29,7 +29,7 @@ def where(tensor: Tensor) -> CarrierKind:
     """
     if tensor._raw is not None:
         return tensor._kind
-    carrier = tensor._carrier_tuple[0]
+    carrier = tensor._carrier_tuple[0]  # type: ignore[index]  # no ``_raw``: the carriers exist
     kind = carrier._kind
     return kind if kind is not None else carrier.kind
 
@@ -72,7 +72,7 @@ def place(tensors: Sequence[Tensor], options) -> CarrierKind:
             if other is not kind and other != kind:
                 return _mixed_place(tensors)
             continue
-        for carrier in tensor._carrier_tuple:
+        for carrier in tensor._carrier_tuple:  # type: ignore[union-attr]  # no ``_raw``: the carriers exist
             other = carrier._kind
             if other is not kind and kind_of(carrier) != kind:
                 return _mixed_place(tensors)
