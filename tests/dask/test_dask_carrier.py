@@ -60,6 +60,18 @@ def test_gradients_match_numpy(sync):
     assert type(got_w.carrier) is sw.NumpyCarrier and got_w.layout == w.grad.layout
 
 
+def test_matrix_product_of_row_major_operands_differentiates(sync):
+    # Dask multiplies in natural order, keeping a row-chunked result (Matmul's ``_ROWS`` backward).
+    host, X = _design()
+    wh = np.random.default_rng(1).standard_normal((5, 3)).astype(F32)
+    x, w = sw.tensor(X), sw.tensor(da.from_array(wh))
+    sw.sum(sw.tanh(x @ w)).backward()
+    got_x, got_w = sw.compute(x.grad, w.grad)
+    t = np.tanh(host.astype(np.float64) @ wh)
+    np.testing.assert_allclose(got_w.numpy(), host.T @ (1 - t ** 2), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got_x.numpy(), (1 - t ** 2) @ wh.T, rtol=1e-4, atol=1e-5)
+
+
 def test_compute_evaluates_shared_work_once(sync):
     calls = []
 
