@@ -25,6 +25,7 @@ __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """A Tensor from a Tensor, a native array, a Python scalar or nested sequences (C order)."""
     dtype = _dtype(dtype, None)
+    out: Tensor | None
     if isinstance(obj, Tensor):
         out = obj
         if device is not None and _kind(device) != obj._carriers[0].kind:
@@ -252,7 +253,7 @@ def meshgrid(*arrays, indexing="xy"):
     """Coordinate grids from 1-D Tensors (differentiable: reshape + broadcast)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    arrays = [_check(a, "meshgrid") for a in arrays]
+    arrays = tuple([_check(a, "meshgrid") for a in arrays])
     shape = [a.shape[0] for a in arrays]
     if indexing == "xy" and len(arrays) >= 2:
         shape[0], shape[1] = shape[1], shape[0]

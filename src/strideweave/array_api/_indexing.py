@@ -37,7 +37,7 @@ def _host_key(key: Any, shape: tuple) -> Any:
     out = []
     for part in parts:
         if isinstance(part, Tensor):
-            if part.dtype.kind not in ("bool", "int", "uint"):
+            if part._dtype.kind not in ("bool", "int", "uint"):
                 raise IndexError(f"an array index must have an integer or boolean dtype, got {part.dtype!r}")
             part = part.numpy()
         elif isinstance(part, np.ndarray) and part.ndim:  # a NumPy index array (xarray's .sel, .groupby)
@@ -135,7 +135,7 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
         _view_setitem(x, parts, value, scalar_rank=0)
         return
     if isinstance(value, Tensor):
-        host_value = value.numpy()
+        host_value: Any = value.numpy()
     elif isinstance(value, (bool, int, float, complex)):
         host_value = value
     else:

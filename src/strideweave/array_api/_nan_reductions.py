@@ -52,7 +52,7 @@ def _axis(a: Tensor, axis):
 
 
 def _floating(a: Tensor) -> bool:
-    return a.dtype.kind in ("float", "complex")
+    return a._dtype.kind in ("float", "complex")
 
 
 def _filled(a: Tensor, value) -> tuple[Tensor, Tensor | None]:

@@ -85,7 +85,8 @@ def _anchor(values) -> Tensor:
             found = _anchor(value)
             if found is not None:
                 return found
-    return None
+    # None only inside the recursion, which checks it: NumPy dispatches here for arguments holding a Tensor
+    return None  # type: ignore[return-value]
 
 
 def _constants(values, anchor: Tensor, what: str) -> list:
@@ -217,5 +218,6 @@ def attach(xp) -> None:
     """Give ``Tensor`` its NumPy protocol methods (``xp``: the complete ``strideweave.array_api``)."""
     global _XP
     _XP = xp
-    Tensor.__array_ufunc__ = array_ufunc
-    Tensor.__array_function__ = array_function
+    # Tensor's class body declares both for type checkers, which refuse an assignment to a method.
+    Tensor.__array_ufunc__ = array_ufunc  # type: ignore[method-assign]
+    Tensor.__array_function__ = array_function  # type: ignore[method-assign]

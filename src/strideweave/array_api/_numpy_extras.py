@@ -129,7 +129,7 @@ def nanquantile(a, q, axis=None, **kwargs):
     """``np.nanquantile``: ``quantile`` when ``a`` holds no NaN; a NaN raises ``NotImplementedError``."""
     xp = _xp()
     x = _check(a, "nanquantile")
-    if x.dtype.kind in ("float", "complex") and bool(xp.any(xp.isnan(x))):
+    if x._dtype.kind in ("float", "complex") and bool(xp.any(xp.isnan(x))):
         raise NotImplementedError("np.nanquantile on a StrideWeave Tensor that holds NaN is not implemented; drop "
                                   "the NaN first, or use quantile(..., skipna=False) in xarray")
     return quantile(x, q, axis=axis, **kwargs)
@@ -164,7 +164,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     def along(values):  # a host vector shaped to broadcast along ``axis``
         shape = [1] * x.ndim
         shape[axis] = len(values)
-        return xp.asarray(np.asarray(values).reshape(shape).astype(x.dtype.name), device=x.device)
+        return xp.asarray(np.asarray(values).reshape(shape).astype(x._dtype.name), device=x.device)
 
     def part(start, stop):
         key = [slice(None)] * x.ndim

@@ -32,9 +32,9 @@ def _sum_dtype(x: Tensor, dtype):
     # The standard: integer sums and products accumulate in the default integer dtype. Unsigned
     # ones widen to it too, as in PyTorch (whose uint16/32/64 lack most operations), and as
     # cumulative_sum does.
-    if dtype is None and x.dtype.kind in ("int", "uint", "bool"):
+    if dtype is None and x._dtype.kind in ("int", "uint", "bool"):
         default = default_int(x._carriers[0].kind)
-        return default if x.dtype.bits < default.bits or x.dtype.kind == "bool" else None
+        return default if x._dtype.bits < default.bits or x._dtype.kind == "bool" else None
     return dtype
 
 

@@ -98,7 +98,7 @@ def add_cotangents(first: Tensor, second: Tensor, target: Tensor | None = None,
             return Tensor._make(kind.cls._adopt(total, kind.namespace, kind.device, kind), layout, 0)
         layout = layout if layout == second._layout else Layout.canonical(layout.shape.modes)
     else:
-        layout = batched_layout(gradient_layout(target), batch)
+        layout = batched_layout(gradient_layout(target), batch)  # type: ignore[arg-type]  # given with batch
     total = operand(first, kind) + operand(second, kind)
     if layout.is_canonical():
         return wrap(total, layout, kind)  # ``total`` is a new array already

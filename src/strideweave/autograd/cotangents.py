@@ -17,7 +17,6 @@ from .._marks import is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
 from ..carriers import CarrierKind, transfer
 from ..layout import Layout
 from ..layout.order import batched_layout, storage_shape
-from ..operation import Operation
 from ..tensors.broadcasting import reshape_array
 from ..tensors.tensor import Tensor
 from ..tensors.values import _dense, kind_of, operand, to_storage, wrap
@@ -227,7 +226,7 @@ def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
     one = reshape_array(values, (1,), xp)
     # Where reshapes copy, broadcast straight to the shape the target's own values were
     # computed in, which is what the operations reading them use.
-    shape = (layout.size,)
+    shape: tuple[int, ...] = (layout.size,)
     if cls.keeps_shape and target._offset == 0 and carrier._size == layout.size \
             and carrier.dense_values().ndim > 1:
         shape = storage_shape(layout)
@@ -278,7 +277,8 @@ class BatchUnsupported(Exception):
     """Raised by a backward rule that cannot take batched cotangents; the engine then loops."""
 
 
-def gradient_values(op: Operation, gradient: Tensor) -> tuple[Any, int | None]:
+# ``op``: a built-in node (``ops``' Primitive, a floor above, hence untyped here), which has ``place``.
+def gradient_values(op: Any, gradient: Tensor) -> tuple[Any, int | None]:
     """The incoming cotangent as a rev array on the op's carrier kind, and the batch extent (or None).
 
     A batched cotangent has one more top-level mode than the op's result; its

@@ -285,7 +285,8 @@ class Traversal:
             inputs = node._inputs
             if gradient is not None:
                 # (a chain of flat nodes leaves ``result_of`` empty: no lookup per node)
-                result = result_of.pop(key, None) if result_of else None
+                # None only where no total is settled here (a flat chain), whose gradients need no result
+                result: Tensor = result_of.pop(key, None) if result_of else None  # type: ignore[assignment]
                 # Settled here: a retained or requested result, or one whose layout is not injective
                 # (a flat node's result is dense). Settling any other one would change nothing.
                 observed = result is not None and (result._retains_grad or (

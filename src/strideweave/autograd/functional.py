@@ -89,8 +89,9 @@ def _check_batched(output: Tensor, cotangents: Tensor) -> int:
 def _batch_slices(output: Tensor, cotangents: Tensor) -> list[Tensor]:
     """The K cotangents of a (validated) batched cotangent Tensor, each a view with ``output.layout``."""
     out_layout = output._layout
-    batch_stride = cotangents._layout._stride_modes[0]
-    count = cotangents._layout._shape_modes[0]
+    # validated: the batch mode is flat, so both are ints
+    batch_stride: int = cotangents._layout._stride_modes[0]  # type: ignore[assignment]
+    count: int = cotangents._layout._shape_modes[0]  # type: ignore[assignment]
     carrier = cotangents._carriers[0]
     return [as_float32(Tensor._make(carrier, out_layout, cotangents._offset + k * batch_stride))
             for k in range(count)]

@@ -408,7 +408,8 @@ class _Binary(Primitive):
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
         grads, fresh = self._in_storage_order(g, out, request)
-        flats, owned = [], []
+        flats: list = []
+        owned: list = []
         for values, made in zip(grads, fresh):
             if values is None:
                 flats.append(None)
@@ -671,7 +672,8 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
 
     binary.__name__ = binary.__qualname__ = name
     # The operators' hot path (``x * 2.0``) calls this straight from the Tensor dunder, skipping ``binary``.
-    binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]  # read by _methods' operators
+    # (a function attribute, read by ``_methods``' operators)
+    binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary

@@ -156,7 +156,8 @@ class Primitive(Operation):
         wanted = request.wanted
         defer = request.defer
         # ``__class__ is`` (the hot path's test) is not a narrowing a type checker follows
-        flags: tuple[bool, ...] = fresh if fresh.__class__ is tuple else (fresh,) * len(grads)  # type: ignore[assignment]
+        flags: tuple[bool, ...] = (
+            fresh if fresh.__class__ is tuple else (fresh,) * len(grads))  # type: ignore[assignment]
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]

@@ -98,7 +98,9 @@ class Matmul(Primitive):
                 # Natural order, a row-major result: over a row-chunked ``a`` it keeps those chunks.
                 self.saved = _ROWS
                 out = _mode_array(a, kind) @ _mode_array(b, kind)
-                return Tensor._make(kind[0]._adopt_shaped(out, xp, kind[2], kind), row_major(out_modes), 0)
+                # out_modes are ints (checked above); ``_adopt_shaped`` is on the carriers with natural products
+                return Tensor._make(kind[0]._adopt_shaped(out, xp, kind[2], kind),  # type: ignore[attr-defined]
+                                    row_major(out_modes), 0)  # type: ignore[arg-type]
             if self.flat:
                 av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
                 if not kind[0].keeps_shape:
@@ -188,7 +190,7 @@ def _backward_rows(node: Matmul, g: Any, request: Request) -> tuple[tuple, tuple
     kind = node.place
     a, b = node._inputs
     A, B = _mode_array(a, kind), _mode_array(b, kind)
-    G = kind[0].unflatten(g, (A.shape[0], B.shape[1]))
+    G = kind[0].unflatten(g, (A.shape[0], B.shape[1]))  # type: ignore[attr-defined]  # natural-product carriers
     grad_a = _natural_in_storage(G @ B.T, a._layout, kind) if request.wants(0) else None
     grad_b = _natural_in_storage(A.T @ G, b._layout, kind) if request.wants(1) else None
     return (grad_a, grad_b), (grad_a is not None, grad_b is not None)

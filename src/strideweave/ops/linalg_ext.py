@@ -528,7 +528,7 @@ def matrix_power(x, n, /, *, options=None) -> Tensor:
         n >>= 1
         if n:
             base = matmul(base, base, options=options)
-    return result
+    return result  # type: ignore[return-value]  # n > 0 here: the loop set it
 
 
 def _cutoff(xp, a, s, rtol):

@@ -202,7 +202,9 @@ class Clip(_Selecting):
         bounds = {}
         for name, is_tensor, scalar in self.saved:
             bound = inputs.pop(0) if is_tensor else None
-            bounds[name] = (bound, expand(operand(bound, kind), bound._layout.shape.modes, modes, xp) if is_tensor
+            # ``bound`` is a Tensor where ``is_tensor``
+            bounds[name] = (bound, expand(operand(bound, kind), bound._layout.shape.modes, modes, xp)  # type: ignore[union-attr,arg-type]
+                            if is_tensor
                             else as_array_like(scalar, xv, xp))
         # torch's clamp rule: x keeps the gradient inside [low, high], bounds included; the result is
         # ``high`` wherever low > high, so ``low`` gets it only below a low bound that is under high.

@@ -197,8 +197,12 @@ def index_layout(layout: Layout, offset: int, key: Any, *, scalar_rank: int = 1)
     rank = layout.rank
     key = _expand_key(key, rank)
     base = offset
-    shape_out, stride_out, inserted = [], [], []
+    shape_out: list = []
+    stride_out: list = []
+    inserted: list[int] = []
     sizes, shapes, strides = layout.mode_sizes, layout._shape_modes, layout._stride_modes
+    shape: Any  # an int or a nested tuple (IntTuple), told apart below
+    stride: Any
     mode = 0
     for k in key:
         if k is None:

@@ -9,7 +9,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._marks import mark_unit
-from ..carriers import TracerError, carrier_for_array, kind_for_array, resolve, transfer
+from ..carriers import (
+    CarrierKind,
+    TracerError,
+    carrier_for_array,
+    kind_for_array,
+    resolve,
+    transfer,
+)
 from ..dtypes import CompoundDType, DType, SimpleDType, as_dtype, dtype_from_name
 from ..layout import Layout, Shape
 from ..layout.order import row_major
@@ -71,6 +78,7 @@ def _wrap_plan(array: Any, key: tuple, numpy: bool):
         else:
             strides = tuple(array.stride())
         if strides is not None:
+            kind: CarrierKind | None
             kind = kind_for_array(array)
             try:
                 kind.cls._sw_dtype_in(kind.namespace, array.dtype)

@@ -248,7 +248,8 @@ def wrap(values: Any, layout: Layout, kind: CarrierKind) -> Tensor:
     cls, xp, device = kind
     if values.ndim != 1:
         if cls.keeps_shape:  # N-D or 0-d: flattened only if something reads the 1-D buffer
-            return Tensor._make(cls._adopt_shaped(values, xp, device, kind), layout, 0)
+            # ``_adopt_shaped``: defined by the carriers that keep shapes
+            return Tensor._make(cls._adopt_shaped(values, xp, device, kind), layout, 0)  # type: ignore[attr-defined]
         values = reshaped(values, (-1,), kind)
     return Tensor._make(cls._adopt(values, xp, device, kind), layout, 0)
 
