@@ -7,7 +7,7 @@ own.  This module imports no carrier class, so every carrier file may use it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..dtypes import DType
 
@@ -21,7 +21,7 @@ class CarrierKind(NamedTuple):
     """Where carriers live: exact class, Array API namespace and device."""
 
     cls: type[Carrier]
-    namespace: object
+    namespace: Any  # an Array API namespace module; its functions are the standard's, which no stub types
     device: object
 
     def allocate(self, n, dtype):

@@ -239,7 +239,7 @@ class _Join(Operation):
     """Joins several outputs under one node, so one traversal carries all their cotangents."""
 
     # No keyword arguments besides ``options``: narrower than Operation.forward on purpose.
-    def forward(self, *outputs, options=None):  # type: ignore[override]
+    def forward(self, *outputs, options=None):
         return zeros((1,), carrier=outputs[0].carrier.kind)
 
     def backward(self, gradient):

@@ -32,7 +32,7 @@ class NativeOutput(Operation):
         self._result: Tensor | None = result  # handed out once, by forward
 
     # No keyword arguments besides ``options``: narrower than Operation.forward on purpose.
-    def forward(self, *args, options=None):  # type: ignore[override]
+    def forward(self, *args, options=None):
         result, self._result = self._result, None
         return result
 
