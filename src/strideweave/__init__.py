@@ -8,32 +8,93 @@ engine sit on top of all of them.
 
 from . import ops
 from .autograd.functional import grad
-from .carriers import (ArrayAPICarrier, Carrier, DaskCarrier, JaxCarrier, NumpyCarrier, TorchCarrier,
-                       get_default_carrier, set_default_carrier)
-from .errors import (CarrierMismatchError, Float32RuleError, GraphReleasedError, ImplicitExportError,
-                     InPlaceModificationError, LeafWriteError, MissingBackendError, StrideWeaveError)
+from .carriers import (
+    ArrayAPICarrier,
+    Carrier,
+    DaskCarrier,
+    JaxCarrier,
+    NumpyCarrier,
+    TorchCarrier,
+    get_default_carrier,
+    set_default_carrier,
+)
 from .dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
+from .errors import (
+    CarrierMismatchError,
+    Float32RuleError,
+    GraphReleasedError,
+    ImplicitExportError,
+    InPlaceModificationError,
+    LeafWriteError,
+    MissingBackendError,
+    StrideWeaveError,
+)
 from .layout import Layout, Shape, Stride
 from .operation import ExecutionOptions, Operation, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import (abs, add, astype, broadcast_to, clip, concat, copy, cos, detach, divide, equal, exp, from_dlpack,
-                  greater, greater_equal, less, less_equal, log, matmul, max, maximum, mean, min, minimum, multiply,
-                  negative, not_equal, permute, power, prod, reshape, sin, sqrt, stack, subtract, sum, tanh,
-                  tensordot, transpose, view, where)
 from .ops import ARRAY_API_EXTRAS as _ARRAY_API_EXTRAS
+from .ops import (
+    abs,
+    add,
+    astype,
+    broadcast_to,
+    clip,
+    concat,
+    copy,
+    cos,
+    detach,
+    divide,
+    equal,
+    exp,
+    from_dlpack,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    log,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    permute,
+    power,
+    prod,
+    reshape,
+    sin,
+    sqrt,
+    stack,
+    subtract,
+    sum,
+    tanh,
+    tensordot,
+    transpose,
+    view,
+    where,
+)
 from .tensors import Tensor, arange, full, ones, tensor, zeros
 from .tensors.compute import compute
 
 # The standard's other functions are public under their own names; tests/test_public_api.py pins the list.
 globals().update({_name: getattr(ops, _name) for _name in _ARRAY_API_EXTRAS})
 
-from . import array_api  # noqa: E402  (the standard's namespace, over the op library)
-from . import _methods  # noqa: E402, F401  (attaches every operator and method to Tensor)
-# tensordot with NumPy's axes= too, and einsum: what opt_einsum calls through the module name (not in __all__)
-from ._module_functions import einsum, tensordot  # noqa: E402, F401, F811
-from . import interop, random, testing, viz  # noqa: E402  (faces over everything above; load no backend)
-
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
+
+from . import (  # faces over everything above; load no backend
+    _methods,  # attaches every operator and method to Tensor
+    array_api,  # the standard's namespace, over the op library
+    interop,
+    random,
+    testing,
+    viz,
+)
+
+# tensordot with NumPy's axes= too, and einsum: what opt_einsum calls through the module name (not in __all__)
+from ._module_functions import einsum, tensordot  # noqa: F811  (replaces ops' tensordot at module level)
 
 try:
     __version__ = _version("strideweave")

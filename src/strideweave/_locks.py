@@ -9,7 +9,8 @@ or a carrier costs nothing, and there is no global engine lock.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 _STRIPES = tuple(threading.RLock() for _ in range(64))
 

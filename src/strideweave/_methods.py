@@ -13,11 +13,14 @@ when ``strideweave`` is imported.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from . import _numpy_methods, array_api as xp, ops as _ops
+from . import _numpy_methods
+from . import array_api as xp
+from . import ops as _ops
 from .array_api import _indexing, _native_operands, _writes
 from .array_api._manipulation import inferred_shape
 from .autograd.engine import backward, backwards_traversal
@@ -107,9 +110,8 @@ def _rmatmul(self, other):
 
 
 def _scalar(self, kind: type, name: str):
-    if self.size != 1 or self._layout.rank != 0 and name != "__bool__":
-        if self.size != 1:
-            raise TypeError(f"{name} needs a Tensor with one element, this one has shape {self.shape}")
+    if self.size != 1:
+        raise TypeError(f"{name} needs a Tensor with one element, this one has shape {self.shape}")
     return kind(self.item())
 
 
@@ -127,28 +129,28 @@ def _to_device(self, device, /, *, stream=None):
     return xp.to_device(self, device, stream=stream)
 
 
-def _backward(self, gradient: "Tensor | None" = None, retain_graph: bool = False) -> None:
+def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
     """Propagate ``gradient`` (default: unit cotangent for a scalar) through the graph."""
     backward(self, gradient, retain_graph)
 
 
-def _backwards_traversal(gradient: "Tensor", operation, retain_graph: bool = False) -> None:
+def _backwards_traversal(gradient: Tensor, operation, retain_graph: bool = False) -> None:
     """Propagate ``gradient`` from the autograd node ``operation`` (None: no graph)."""
     backwards_traversal(gradient, operation, retain_graph)
 
 
 def _from_storage(cls, storage: Any, layout: Layout, dtype: SimpleDType | None = None, *, offset: int = 0,
-                  carrier: Any = None, device: Any = None) -> "Tensor":
+                  carrier: Any = None, device: Any = None) -> Tensor:
     """View a flat sequence or 1-D native array through ``layout`` as is (stride 0, holes and all)."""
     return from_storage(storage, layout, dtype, offset=offset, carrier=carrier, device=device)
 
 
-def _from_subtensors(cls, blocks: Sequence["Tensor"], mode: int = 0) -> "Tensor":
+def _from_subtensors(cls, blocks: Sequence[Tensor], mode: int = 0) -> Tensor:
     """A multi-subtensor Tensor whose top-level ``mode`` concatenates ``blocks`` (no copy)."""
     return from_subtensors(blocks, mode)
 
 
-def _compute(self) -> "Tensor":
+def _compute(self) -> Tensor:
     """This Tensor evaluated: lazy (Dask) storage computed into NumPy carriers (see ``sw.compute``)."""
     return compute(self)[0]
 

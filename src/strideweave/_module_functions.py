@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .array_api import einsum, tensordot as _xp_tensordot
+from .array_api import einsum
+from .array_api import tensordot as _xp_tensordot
 from .ops import tensordot as _sw_tensordot
 from .tensors.tensor import Tensor
 
-__all__ = ["tensordot", "einsum"]
+__all__ = ["einsum", "tensordot"]
 
 
 def tensordot(a: Tensor, b: Tensor, modes: int | Sequence[Sequence[int]] = 2, *, axes=None, options=None) -> Tensor:

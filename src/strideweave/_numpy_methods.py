@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from . import ops as _ops
-from .dtypes import SimpleDType, as_dtype as _as_dtype
+from .dtypes import SimpleDType
+from .dtypes import as_dtype as _as_dtype
 from .layout import Shape
 from .tensors.tensor import Tensor
 
@@ -141,8 +142,8 @@ def _extremum(name):
         _no_out(name, out)
         return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
     method.__name__ = name
-    method.__doc__ = f"{'Maximum' if name == 'max' else 'Minimum'} over ``axis`` (None: a 0-d result), as " \
-                     f"``xp.{name}``."
+    method.__doc__ = (f"{'Maximum' if name == 'max' else 'Minimum'} over ``axis`` (None: a 0-d result), as "
+                      f"``xp.{name}``.")
     return method
 
 

@@ -22,16 +22,16 @@ from typing import Any
 import numpy as _np
 
 __all__ = [
-    "SimpleDType",
-    "DTypeCategory",
     "CompoundDType",
     "DType",
+    "DTypeCategory",
+    "SimpleDType",
+    "as_dtype",
+    "as_python_scalar",
+    "dtype_from_name",
+    "python_scalar_dtype",
     "result_type",
     "scalar_result_type",
-    "as_python_scalar",
-    "python_scalar_dtype",
-    "dtype_from_name",
-    "as_dtype",
 ]
 
 _KINDS = ("bool", "int", "uint", "float", "complex")
@@ -176,7 +176,7 @@ class CompoundDType:
     Tensor stores one carrier per field.  Never differentiable.
     """
 
-    __slots__ = ("fields", "_index", "_hash")
+    __slots__ = ("_hash", "_index", "fields")
     # slots, written once through object.__setattr__ (the class is immutable)
     fields: tuple[tuple[str, SimpleDType], ...]
     _index: dict[str, int]
@@ -282,7 +282,7 @@ SIMPLE_DTYPES = (
 #: (the standard's full set; torch stores them with few operations) and complex
 #: (forward only, for the Array API namespace; the op library's rules and grids
 #: cover SIMPLE_DTYPES).
-STORED_DTYPES = SIMPLE_DTYPES + (DType.UInt16, DType.UInt32, DType.UInt64, DType.Complex64, DType.Complex128)
+STORED_DTYPES = (*SIMPLE_DTYPES, DType.UInt16, DType.UInt32, DType.UInt64, DType.Complex64, DType.Complex128)
 _BY_NAME = {d.name: d for d in STORED_DTYPES}
 _PUBLIC_NAMES = {
     "bool": "Bool", "int8": "Int8", "int16": "Int16", "int32": "Int32",

@@ -20,7 +20,7 @@ from .tensors.tensor import (
     record_lost_precision,
 )
 
-__all__ = ["Operation", "ExecutionOptions", "NoGradientPath", "is_grad_enabled", "set_grad_enabled", "no_grad"]
+__all__ = ["ExecutionOptions", "NoGradientPath", "Operation", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 _FLOAT32 = DType.Float32
 _UNWRITTEN = (0,)
@@ -60,7 +60,7 @@ class no_grad:
     def __init__(self) -> None:
         self._saved: list[bool] = []
 
-    def __enter__(self) -> "no_grad":
+    def __enter__(self) -> no_grad:
         self._saved.append(_state.enabled)
         _state.enabled = False
         return self
@@ -214,7 +214,7 @@ class Operation:
     ``autograd_ctx`` when the spec's recording conditions hold.
     """
 
-    __slots__ = ("_inputs", "_versions", "_released", "_result_layout", "_result_state", "__dict__")
+    __slots__ = ("__dict__", "_inputs", "_released", "_result_layout", "_result_state", "_versions")
     _inputs: tuple[Tensor, ...]
     _versions: tuple[int, ...]
     _released: bool
@@ -238,7 +238,7 @@ class Operation:
     #: recording it leaves a fresh buffer fresh (``versions_of``).
     views_input = False
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Operation":
+    def __new__(cls, *args: Any, **kwargs: Any) -> Operation:
         # Initialised here rather than in __init__ so subclasses may define
         # their own __init__ without calling ours.
         self = object.__new__(cls)

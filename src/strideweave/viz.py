@@ -20,7 +20,7 @@ from .errors import MissingBackendError
 from .layout import Layout
 from .tensors.tensor import Tensor
 
-__all__ = ["layout_grid", "layout_text", "layout_png", "graph_dot"]
+__all__ = ["graph_dot", "layout_grid", "layout_png", "layout_text"]
 
 
 # ----- layouts as grids --------------------------------------------------------------------------

@@ -11,15 +11,33 @@ from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation
 from ..ops import from_dlpack as _sw_from_dlpack
 from ..ops._args import tensor as _check
-from ..tensors.creation import fresh_buffer, tensor as _sw_tensor
+from ..tensors.creation import fresh_buffer
+from ..tensors.creation import tensor as _sw_tensor
 from ..tensors.tensor import Tensor
 from ..tensors.values import joins_partner
-from ._devices import default_int, kind_for_device as _kind
-from ._helpers import checked_dtype as _dtype, checked_shape as _shape
+from ._devices import default_int
+from ._devices import kind_for_device as _kind
+from ._helpers import checked_dtype as _dtype
+from ._helpers import checked_shape as _shape
 from ._manipulation import broadcast_to, reshape, stack
 
-__all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-           "arange", "linspace", "eye", "from_dlpack", "meshgrid", "to_device"]
+__all__ = [
+    "arange",
+    "asarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_dlpack",
+    "full",
+    "full_like",
+    "linspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "to_device",
+    "zeros",
+    "zeros_like",
+]
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
@@ -39,7 +57,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             return _ops.astype(out, dtype)
         return _ops.copy(out) if copy else out
     kind = _kind(device)
-    if hasattr(obj, "__array_namespace__") or hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
+    if hasattr(obj, "__array_namespace__") or (hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic)):
         try:
             with no_grad():
                 out = _native(obj, kind if device is not None else None)

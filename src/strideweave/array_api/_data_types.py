@@ -7,14 +7,34 @@ import builtins
 import numpy as np
 
 from .. import ops as _ops
-from ..dtypes import DType, as_dtype, result_type as _result_type
+from ..dtypes import DType, as_dtype
+from ..dtypes import result_type as _result_type
 from ..ops._args import tensor as _check
 from ..tensors.tensor import Tensor
 from ..tensors.values import _JOINS_PARTNER, joins_partner
 from ._creation import to_device
 
-__all__ = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-           "complex64", "complex128", "astype", "result_type", "can_cast", "finfo", "iinfo", "isdtype"]
+__all__ = [
+    "astype",
+    "bool",
+    "can_cast",
+    "complex64",
+    "complex128",
+    "finfo",
+    "float32",
+    "float64",
+    "iinfo",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "isdtype",
+    "result_type",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+]
 
 bool = DType.Bool  # noqa: A001
 int8, int16, int32, int64 = DType.Int8, DType.Int16, DType.Int32, DType.Int64

@@ -11,7 +11,7 @@ from ..ops._args import tensor as _check
 from ..ops._complex import complex_forward as _complex_forward
 from ._creation import zeros_like
 
-__all__ = ["conj", "real", "imag", "clip", "where"]
+__all__ = ["clip", "conj", "imag", "real", "where"]
 
 
 def conj(x, /):

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..dtypes import DType
 from ..ops.arrays import _c_reshape, take
-from ..ops.views import getitem as _view_getitem, setitem as _view_setitem
+from ..ops.views import getitem as _view_getitem
+from ..ops.views import setitem as _view_setitem
 from ..tensors.creation import tensor
 from ..tensors.tensor import Tensor
 from ..tensors.writes import write

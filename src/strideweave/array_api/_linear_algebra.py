@@ -6,7 +6,7 @@ from .. import ops as _ops
 from ..ops._args import tensor as _check
 from ._helpers import to_0d as _to_0d
 
-__all__ = ["matmul", "tensordot", "matrix_transpose"]
+__all__ = ["matmul", "matrix_transpose", "tensordot"]
 
 
 def matmul(x1, x2, /):

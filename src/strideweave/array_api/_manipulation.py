@@ -18,8 +18,17 @@ from ..tensors.tensor import Tensor
 from ._helpers import checked_shape as _shape
 from ._helpers import to_0d as _to_0d
 
-__all__ = ["inferred_shape", "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "concat", "stack",
-           "unstack", "expand_dims"]
+__all__ = [
+    "broadcast_arrays",
+    "broadcast_to",
+    "concat",
+    "expand_dims",
+    "inferred_shape",
+    "permute_dims",
+    "reshape",
+    "stack",
+    "unstack",
+]
 
 
 def inferred_shape(x: Tensor, shape: tuple, what: str, noun: str) -> tuple:

@@ -167,8 +167,8 @@ def _arg_extremum(name, fill):
             filled = xp.reshape(filled, (-1,))
         return getattr(xp, name[3:])(filled, axis=axis if axis is not None else 0, keepdims=bool(keepdims))
     reduce.__name__ = name
-    reduce.__doc__ = f"``np.{name}``: the index of the {name[6:]}imum, NaN skipped (``ValueError`` for an " \
-                     f"all-NaN slice)."
+    reduce.__doc__ = (f"``np.{name}``: the index of the {name[6:]}imum, NaN skipped (``ValueError`` for an "
+                      f"all-NaN slice).")
     return reduce
 
 

@@ -23,10 +23,13 @@ import numpy as np
 from ..carriers import TracerError, kind_for_array
 from ..tensors.tensor import Tensor
 from ._nan_reductions import FUNCTIONS as _NAN_FUNCTIONS
-from ._numpy_extras import gradient as _gradient, isin as _isin, nanquantile as _nanquantile, pad as _pad
+from ._numpy_extras import gradient as _gradient
+from ._numpy_extras import isin as _isin
+from ._numpy_extras import nanquantile as _nanquantile
+from ._numpy_extras import pad as _pad
 from ._numpy_extras import quantile as _quantile
 
-__all__ = ["constant", "array_ufunc", "array_function"]
+__all__ = ["array_function", "array_ufunc", "constant"]
 
 _XP: Any = None  # strideweave.array_api, bound by attach()
 

@@ -16,11 +16,22 @@ import math
 import numpy as np
 
 from ..ops._args import tensor as _check
-from ..ops.arrays import std as _std, var as _var
+from ..ops.arrays import std as _std
+from ..ops.arrays import var as _var
 from ..tensors.tensor import Tensor
 
-__all__ = ["pad", "isin", "quantile", "nanquantile", "gradient", "sliding_window_view", "lib", "std", "var",
-           "transpose"]
+__all__ = [
+    "gradient",
+    "isin",
+    "lib",
+    "nanquantile",
+    "pad",
+    "quantile",
+    "sliding_window_view",
+    "std",
+    "transpose",
+    "var",
+]
 
 _XP = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
 
@@ -93,7 +104,7 @@ def _interpolated(sorted_x, q, axis: int, method: str):
     rows = []
     for value in qs:
         position = value * (n - 1)
-        low = int(math.floor(position))
+        low = math.floor(position)
         high = min(low + 1, n - 1)
         frac = position - low
         a = xp.take(sorted_x, xp.asarray([low], device=sorted_x.device), axis=axis)
@@ -118,7 +129,7 @@ def quantile(a, q, axis=None, *, method="linear", keepdims=False, out=None, over
         axes = tuple(ax % x.ndim for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)))
         rest = [i for i in range(x.ndim) if i not in axes]
         x = xp.permute_dims(x, tuple(rest) + axes)
-        x = xp.reshape(x, tuple(x.shape[:len(rest)]) + (-1,))
+        x = xp.reshape(x, (*tuple(x.shape[:len(rest)]), -1))
     result = _interpolated(xp.sort(x, axis=-1), q, -1, method)
     if keepdims:
         raise NotImplementedError("quantile: keepdims=True is not implemented for StrideWeave Tensors")
@@ -207,7 +218,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         starts = np.arange(n - width + 1)
         index = (starts[:, None] + np.arange(width)[None, :]).reshape(-1)
         taken = xp.take(out, xp.asarray(index, device=out.device), axis=ax)
-        split = out.shape[:ax] + (n - width + 1, width) + out.shape[ax + 1:]
+        split = (*out.shape[:ax], n - width + 1, width, *out.shape[ax + 1:])
         out = xp.moveaxis(xp.reshape(taken, split), ax + 1, -1)
     return out
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from .. import ops as _ops
 from ..dtypes import as_dtype
-from ..ops._args import axes as _axes, tensor as _check
+from ..ops._args import axes as _axes
+from ..ops._args import tensor as _check
 from ..ops._natural import wrap_natural
 from ..ops.reduction import RULES as _RULES
 from ..tensors.tensor import Tensor
 from ._devices import default_int
 
-__all__ = ["sum", "prod", "mean", "max", "min", "all", "any"]
+__all__ = ["all", "any", "max", "mean", "min", "prod", "sum"]
 
 _bool = bool
 _Sum, _Prod, _Mean, _Max, _Min = (_RULES[name] for name in ("sum", "prod", "mean", "max", "min"))

@@ -29,7 +29,8 @@ drops a history silently.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -44,10 +45,11 @@ from ..ops.views import View
 from ..tensors.broadcasting import sum_to
 from ..tensors.tensor import _LOST_PRECISION, Tensor, lost_precision_origin
 from ..tensors.values import kind_of
-from ..tensors.writes import check_fits, write as write_storage
+from ..tensors.writes import check_fits
+from ..tensors.writes import write as write_storage
 from ._native_operands import constant
 
-__all__ = ["inplace_operator", "recorded_setitem", "WrittenValue"]
+__all__ = ["WrittenValue", "inplace_operator", "recorded_setitem"]
 
 _FLOAT32 = DType.Float32
 
@@ -164,7 +166,7 @@ def _check_write(target: Tensor, value: Any) -> None:
 #: Nodes that saved a carrier's storage only to route cotangents through it (views, ``y + v`` on the
 #: overwritten values, recorded writes), per carrier: a later recorded write into that storage
 #: changes nothing they compute, so it moves their saved version along (``_see_write``).
-_ROUTERS: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
+_ROUTERS: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
 
 
 def routes_through(node: Operation, carriers: tuple) -> None:
@@ -459,7 +461,7 @@ class WrittenValue(Operation):
         owner = node.context["owner"]
         if isinstance(value, Tensor) and value._dtype is _FLOAT32:
             index = len(node._inputs)
-            node._inputs = node._inputs + (value,)
+            node._inputs = (*node._inputs, value)
             node.context["writes"].append((np.arange(owner.size, dtype=np.int64).reshape(owner.shape)[parts],
                                            tuple(selected)))
         else:

@@ -21,8 +21,22 @@ from ..ops.arrays import roll as _roll
 from ..tensors.tensor import Tensor
 from ._devices import kind_for_device
 
-__all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
-           "rfftfreq", "fftshift", "ifftshift"]
+__all__ = [
+    "fft",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfftn",
+    "rfft",
+    "rfftfreq",
+    "rfftn",
+]
 
 
 def _run(name: str, x: Any, **kwargs: Any) -> Tensor:

@@ -22,8 +22,24 @@ from ..tensors.broadcasting import sum_to
 from ..tensors.tensor import Tensor, to_numpy
 from ._creation import asarray
 
-__all__ = ["erf", "erfc", "expit", "logit", "ndtr", "log_ndtr", "ndtri", "entr", "xlogy", "xlog1py",
-           "gammaln", "digamma", "psi", "binom", "betainc", "betaincc"]
+__all__ = [
+    "betainc",
+    "betaincc",
+    "binom",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "expit",
+    "gammaln",
+    "log_ndtr",
+    "logit",
+    "ndtr",
+    "ndtri",
+    "psi",
+    "xlog1py",
+    "xlogy",
+]
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)

@@ -6,4 +6,4 @@ Grad mode belongs to recording (``strideweave.operation``); it is re-exported he
 from ..operation import is_grad_enabled, no_grad, set_grad_enabled
 from .functional import grad
 
-__all__ = ["is_grad_enabled", "set_grad_enabled", "no_grad", "grad"]
+__all__ = ["grad", "is_grad_enabled", "no_grad", "set_grad_enabled"]

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._marks import is_unit, mark_unit as _mark_unit, unit_alias as _unit_alias
+from .._marks import is_unit
+from .._marks import mark_unit as _mark_unit
+from .._marks import unit_alias as _unit_alias
 from ..carriers import CarrierKind, transfer
 from ..layout import Layout
 from ..layout.order import batched_layout, storage_shape
@@ -35,7 +37,7 @@ class Request:
     ones included, so none of this is ever stored on it.
     """
 
-    __slots__ = ("wanted", "defer", "owned")
+    __slots__ = ("defer", "owned", "wanted")
 
     def __init__(self, wanted: tuple | None = None, defer: bool = False, owned: bool = False) -> None:
         self.wanted = wanted
@@ -66,7 +68,7 @@ class Unplaced:
     into its own padded buffer.
     """
 
-    __slots__ = ("values", "unit")
+    __slots__ = ("unit", "values")
 
     def __init__(self, values: Any, unit: bool = False) -> None:
         self.values = values
@@ -87,7 +89,7 @@ class Ones:
     fails loudly instead of computing with a wrong value.
     """
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("dtype", "shape")
 
     def __init__(self, shape: tuple, dtype: Any) -> None:
         self.shape = shape    # (n,) for a flat node: then any buffer of n elements lines up
@@ -289,7 +291,7 @@ def gradient_values(op: Any, gradient: Tensor) -> tuple[Any, int | None]:
     if layout is op._result_layout or len(layout._shape_modes) == len(op._result_layout._shape_modes):
         return values, None
     last = values.ndim - 1
-    return op.place.namespace.permute_dims(values, (last,) + tuple(range(last))), values.shape[last]
+    return op.place.namespace.permute_dims(values, (last, *tuple(range(last)))), values.shape[last]
 
 
 def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind, batch: int) -> Tensor:
@@ -301,11 +303,11 @@ def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind,
         values = transfer(values, kind_of(carrier))
     single = gradient_layout(target)
     layout = batched_layout(single, batch)
-    shape = (batch,) + single.rev_leaf_shape
+    shape = (batch, *single.rev_leaf_shape)
     if values.shape != shape:
         values = xp.broadcast_to(values, shape)
     if single.is_canonical():
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
         return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout, 0)
     last = values.ndim - 1
-    return Tensor._make(carrier.placed(layout, xp.permute_dims(values, tuple(range(1, last + 1)) + (0,))), layout, 0)
+    return Tensor._make(carrier.placed(layout, xp.permute_dims(values, (*tuple(range(1, last + 1)), 0))), layout, 0)

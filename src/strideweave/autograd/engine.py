@@ -43,7 +43,7 @@ from .buffers import (
 )
 from .cotangents import REQUESTS, Ones, Request, Unplaced, cotangent_for
 
-__all__ = ["backward", "backwards_traversal", "traverse", "is_traversal_gradient"]
+__all__ = ["backward", "backwards_traversal", "is_traversal_gradient", "traverse"]
 
 _FLOAT32 = DType.Float32
 
@@ -127,7 +127,7 @@ class Traversal:
     no buffer yet); placing them allocates an owned Tensor.
     """
 
-    __slots__ = ("accumulate", "requested", "batch", "staged", "captured", "pending", "result_of", "leaves")
+    __slots__ = ("accumulate", "batch", "captured", "leaves", "pending", "requested", "result_of", "staged")
 
     def __init__(self, accumulate: bool, requested: dict | None = None, batch: int | None = None) -> None:
         self.accumulate = accumulate      # stage leaf / retained gradients for .grad

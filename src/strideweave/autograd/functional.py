@@ -28,7 +28,8 @@ def _check_inputs(inputs: Any) -> tuple[Tensor, ...]:
     try:
         inputs = tuple(inputs)
     except TypeError:
-        raise TypeError(f"grad: inputs must be a sequence of Tensors, got {type(inputs).__name__}: {inputs!r}") from None
+        raise TypeError(f"grad: inputs must be a sequence of Tensors, got {type(inputs).__name__}: "
+                        f"{inputs!r}") from None
     for i, item in enumerate(inputs):
         if not isinstance(item, Tensor):
             raise TypeError(f"grad: inputs[{i}] must be a Tensor, got {type(item).__name__}: {item!r}")

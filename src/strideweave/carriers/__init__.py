@@ -32,17 +32,17 @@ from .watch import ContentWatch
 # NamedDevice, named_device, default_int, missing_wide_types, TracerError.
 
 __all__ = [
+    "ArrayAPICarrier",
     "Carrier",
+    "CarrierKind",
+    "DaskCarrier",
+    "JaxCarrier",
     "NumpyCarrier",
     "TorchCarrier",
-    "JaxCarrier",
-    "ArrayAPICarrier",
-    "DaskCarrier",
-    "CarrierKind",
+    "carrier_for_array",
+    "get_default_carrier",
+    "kind_for_array",
     "resolve",
     "set_default_carrier",
-    "get_default_carrier",
-    "carrier_for_array",
-    "kind_for_array",
     "transfer",
 ]

@@ -11,8 +11,8 @@ the namespace's arrays are immutable.
 
 from __future__ import annotations
 
-from .base import Carrier
 from ..errors import MissingBackendError
+from .base import Carrier
 
 __all__ = ["ArrayAPICarrier"]
 

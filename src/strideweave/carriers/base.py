@@ -66,8 +66,21 @@ class Carrier(GenericHooks):
     them as read-only (numpy views of non-canonical layouts are marked so).
     """
 
-    __slots__ = ("_array", "_xp", "_device", "_dtype", "_native", "_size", "_kind", "_last_gather",
-                 "_version", "_cache", "_watch", "_unread", "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "_array",
+        "_cache",
+        "_device",
+        "_dtype",
+        "_kind",
+        "_last_gather",
+        "_native",
+        "_size",
+        "_unread",
+        "_version",
+        "_watch",
+        "_xp",
+    )
 
     #: name used in error messages and by ``resolve``; set by subclasses
     backend = "abstract"

@@ -68,7 +68,7 @@ def _flat_block(blocks):
 
 
 def _rows_block(block, tail):
-    return block.reshape((-1,) + tail)
+    return block.reshape((-1, *tail))
 
 
 def flatten(x):
@@ -97,7 +97,7 @@ def unflatten(x, shape):
     inner = math.prod(shape[1:])
     if len(shape) < 2 or x.ndim != 1 or len(x.chunks[0]) == 1 or inner == 0 or any(c % inner for c in x.chunks[0]):
         return x.reshape(shape)
-    chunks = (tuple(c // inner for c in x.chunks[0]),) + tuple((e,) for e in shape[1:])
+    chunks = (tuple(c // inner for c in x.chunks[0]), *tuple((e,) for e in shape[1:]))
     return da.map_blocks(_rows_block, x, tail=shape[1:], new_axis=list(range(1, len(shape))), chunks=chunks,
                          dtype=x.dtype, meta=np.empty((0,) * len(shape), dtype=x.dtype),
                          name=_name("rows_block", x.name, shape))

@@ -21,7 +21,8 @@ and its ``_cached``; they validate nothing (the public methods of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xxhash import xxh3_128_intdigest

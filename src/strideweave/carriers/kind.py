@@ -14,7 +14,7 @@ from ..dtypes import DType
 if TYPE_CHECKING:
     from .base import Carrier
 
-__all__ = ["CarrierKind", "kind_of_parts", "NamedDevice", "named_device", "missing_wide_types", "default_int"]
+__all__ = ["CarrierKind", "NamedDevice", "default_int", "kind_of_parts", "missing_wide_types", "named_device"]
 
 
 class CarrierKind(NamedTuple):
@@ -67,7 +67,7 @@ class NamedDevice(str):
 
     kind: CarrierKind
 
-    def __new__(cls, name: str, kind: CarrierKind) -> "NamedDevice":
+    def __new__(cls, name: str, kind: CarrierKind) -> NamedDevice:
         self = str.__new__(cls, name)
         self.kind = kind
         return self

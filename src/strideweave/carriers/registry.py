@@ -28,8 +28,13 @@ from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
 
 __all__ = [
-    "CarrierKind", "resolve", "set_default_carrier", "get_default_carrier",
-    "carrier_for_array", "kind_for_array", "transfer",
+    "CarrierKind",
+    "carrier_for_array",
+    "get_default_carrier",
+    "kind_for_array",
+    "resolve",
+    "set_default_carrier",
+    "transfer",
 ]
 
 _BY_NAME = {
@@ -126,7 +131,7 @@ def _from_environment() -> CarrierKind:
 class _DefaultCarrierScope:
     """Returned by ``set_default_carrier``; restores the previous default on exit."""
 
-    __slots__ = ("kind", "_previous")
+    __slots__ = ("_previous", "kind")
 
     def __init__(self, kind, previous):
         self.kind = kind

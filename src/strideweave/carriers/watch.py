@@ -30,7 +30,7 @@ class ContentWatch:
     far rarer than an undetected memory error in hardware.)
     """
 
-    __slots__ = ("version", "digest", "verified_epoch", "verified_version", "lock")
+    __slots__ = ("digest", "lock", "verified_epoch", "verified_version", "version")
 
     #: a new value at the start of every traversal: within one, a buffer is digested once
     epoch = 0

@@ -13,7 +13,7 @@ library when it is first called.
 from .jax_bridge import from_jax, jax_function
 from .torch_bridge import from_torch, torch_function
 
-__all__ = ["torch_function", "jax_function", "from_torch", "from_jax"]
+__all__ = ["from_jax", "from_torch", "jax_function", "torch_function"]
 
 for _public in (torch_function, jax_function, from_torch, from_jax):
     _public.__module__ = __name__  # documented and shown as sw.interop.<name>

@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import sys
 import weakref
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,11 +25,21 @@ from ..dtypes import DType
 from ..layout import Layout
 from ..operation import Operation, is_grad_enabled, set_grad_enabled
 from ..ops import reshape
-from ..tensors.creation import tensor as _wrap, wrap_native as _wrap_array, wrapped_torch, zeros
+from ..tensors.creation import tensor as _wrap
+from ..tensors.creation import wrap_native as _wrap_array
+from ..tensors.creation import wrapped_torch, zeros
 from ..tensors.tensor import Tensor
 
-__all__ = ["fn_name", "as_outputs", "wrap_native", "wrap_torch", "held_wrap", "cotangent_for", "vjp",
-           "grad_mode"]
+__all__ = [
+    "as_outputs",
+    "cotangent_for",
+    "fn_name",
+    "grad_mode",
+    "held_wrap",
+    "vjp",
+    "wrap_native",
+    "wrap_torch",
+]
 
 
 def fn_name(fn: Callable) -> str:

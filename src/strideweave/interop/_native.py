@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..carriers import resolve, transfer
 from ..errors import CarrierMismatchError
@@ -17,7 +18,7 @@ __all__ = ["native_function"]
 class _NativeCall:
     """What one native call left for backward: the library, its autograd state and its outputs."""
 
-    __slots__ = ("library", "state", "outputs", "name")
+    __slots__ = ("library", "name", "outputs", "state")
 
     def __init__(self, library, state, outputs, name):
         self.library, self.state, self.outputs, self.name = library, state, outputs, name
@@ -57,8 +58,9 @@ def _target_kind(tensors, options, where):
         if kind not in kinds:
             kinds.append(kind)
     if len(kinds) > 1:
-        raise CarrierMismatchError(f"{where}: Tensor arguments live on different carriers ({kinds[0]} and {kinds[1]}); pass "
-                        "options=sw.ExecutionOptions(carrier=...) to say where the results go")
+        raise CarrierMismatchError(f"{where}: Tensor arguments live on different carriers ({kinds[0]} and "
+                                   f"{kinds[1]}); pass options=sw.ExecutionOptions(carrier=...) to say where the "
+                                   "results go")
     return kinds[0]
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
 from ._native import native_function
 
-__all__ = ["jax_function", "from_jax"]
+__all__ = ["from_jax", "jax_function"]
 
 
 def _jax():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
@@ -11,7 +12,7 @@ from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_for, fn_name, grad_mode, held_wrap, vjp, wrap_torch
 from ._native import native_function
 
-__all__ = ["torch_function", "from_torch"]
+__all__ = ["from_torch", "torch_function"]
 
 _FunctionClass: Any = None
 _TORCH: Any = None  # the torch module, once a bridge has imported it
@@ -23,7 +24,8 @@ def _torch() -> Any:
         try:
             import torch
         except ImportError as exc:  # pragma: no cover - exercised only without torch
-            raise MissingBackendError("strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
+            raise MissingBackendError(
+                "strideweave.interop torch bridges need torch: pip install strideweave[torch]") from exc
         _TORCH = torch
     return _TORCH
 
@@ -31,7 +33,7 @@ def _torch() -> Any:
 class _Call:
     """One call of a wrapped function: what to run, and the StrideWeave graph it built."""
 
-    __slots__ = ("fn", "name", "args", "kwargs", "positions", "inputs", "outputs", "single")
+    __slots__ = ("args", "fn", "inputs", "kwargs", "name", "outputs", "positions", "single")
 
     def __init__(self, fn, name, args, kwargs, positions):
         self.fn, self.name, self.args, self.kwargs, self.positions = fn, name, args, kwargs, positions

@@ -13,7 +13,6 @@ from . import algebra
 from .layout import Layout, Shape, Stride
 
 
-
 def _composition(self: Layout, other: Any) -> Layout:
     """``R`` with ``R(c) == self(other(c))`` for every coordinate ``c`` of ``other`` (``algebra.composition``)."""
     return algebra.composition(self, other)
@@ -30,4 +29,4 @@ for _name, _fn in (
     setattr(Layout, _name, _fn)
 del _name, _fn
 
-__all__ = ["Shape", "Stride", "Layout"]
+__all__ = ["Layout", "Shape", "Stride"]

@@ -15,11 +15,12 @@ modes tuple, unwrapped when it has one top-level mode (CuTe's ``4:1`` is our
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .layout import Layout
 
-__all__ = ["flatten", "coalesce", "composition", "complement", "logical_divide"]
+__all__ = ["coalesce", "complement", "composition", "flatten", "logical_divide"]
 
 
 def _as_mode(layout: Layout) -> tuple[Any, Any]:
@@ -223,7 +224,8 @@ def complement(layout: Layout, cosize: int | None = None) -> Layout:
         try:
             cosize = operator.index(cosize)
         except TypeError:
-            raise TypeError(f"complement: cosize {cosize!r} has type {type(cosize).__name__}; expected an int") from None
+            raise TypeError(
+                f"complement: cosize {cosize!r} has type {type(cosize).__name__}; expected an int") from None
         if cosize < 0:
             raise ValueError(f"complement: cosize {cosize}; expected an int >= 0")
     if layout.size == 0:

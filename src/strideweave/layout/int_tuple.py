@@ -11,25 +11,26 @@ fastest, at every depth (CuTe's LayoutLeft convention).
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterator, TypeAlias
+from collections.abc import Iterator
+from typing import Any, TypeAlias
 
 # A leaf int or a (nested) tuple of IntTuples; the nesting is not expressible
 # precisely without a recursive alias, which mypy handles poorly in unions.
 IntTuple: TypeAlias = "int | tuple[Any, ...]"
 
 __all__ = [
-    "normalize_modes",
+    "IntTuple",
+    "congruent",
+    "crd2idx",
+    "depth",
+    "format_modes",
+    "idx2crd",
     "is_int",
     "is_tuple",
     "leaves",
-    "depth",
+    "normalize_modes",
     "product",
-    "congruent",
     "unflatten",
-    "idx2crd",
-    "crd2idx",
-    "format_modes",
-    "IntTuple",
 ]
 
 
@@ -67,7 +68,7 @@ def _normalize(value: Any, kind: str, where: tuple[int, ...]) -> IntTuple:
                 f"{kind}: got empty tuple at position {where}; "
                 "expected an int >= 0 or a non-empty nested tuple"
             )
-        return tuple(_normalize(v, kind, where + (i,)) for i, v in enumerate(value))
+        return tuple(_normalize(v, kind, (*where, i)) for i, v in enumerate(value))
     return _as_leaf(value, kind, where)
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -33,7 +34,7 @@ from .int_tuple import (
     unflatten,
 )
 
-__all__ = ["Shape", "Stride", "Layout"]
+__all__ = ["Layout", "Shape", "Stride"]
 
 _set = object.__setattr__
 
@@ -44,7 +45,7 @@ _set = object.__setattr__
 class _Modes:
     """Common base of Shape and Stride: an immutable top-level tuple of modes."""
 
-    __slots__ = ("_modes", "_hash")
+    __slots__ = ("_hash", "_modes")
     _kind = "IntTuple"
     # slots, written once through object.__setattr__ (the classes are immutable)
     _modes: tuple[IntTuple, ...]
@@ -156,7 +157,7 @@ class Stride(_Modes):
 # ----- Layout ----------------------------------------------------------------------
 
 
-def _rebuild_layout(shape_modes: tuple[IntTuple, ...], stride_modes: tuple[IntTuple, ...]) -> "Layout":
+def _rebuild_layout(shape_modes: tuple[IntTuple, ...], stride_modes: tuple[IntTuple, ...]) -> Layout:
     return Layout._trusted(shape_modes, stride_modes)
 
 
@@ -166,7 +167,7 @@ _CANONICAL_BY_MODES: dict[tuple[IntTuple, ...], Layout] = {}
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical(shape_modes: tuple[IntTuple, ...]) -> "Layout":
+def _canonical(shape_modes: tuple[IntTuple, ...]) -> Layout:
     # Running product over the leaves, depth first, extent-1 leaves included.
     strides = []
     running = 1
@@ -191,27 +192,27 @@ class Layout:
     """
 
     __slots__ = (
-        "_shape_modes",
-        "_stride_modes",
+        "_aliasing",
+        "_batched",
+        "_broadcast_axes",
+        "_cosize",
+        "_hash",
+        "_is_canonical",
+        "_is_compact",
         # lazily derived, see _derive()
         "_leaf_shape",
         "_leaf_stride",
-        "_size",
-        "_cosize",
-        "_mode_sizes",
         "_mode_leaf_counts",
-        "_aliasing",
+        "_mode_sizes",
         "_rev_leaf_shape",
-        "_is_canonical",
-        "_is_compact",
-        "_hash",
+        "_shape",
+        "_shape_modes",
+        "_size",
         # facts of the memory order, derived by ``layout.order`` on first use
         "_storage_perm",
         "_storage_shape",
-        "_broadcast_axes",
-        "_batched",
-        "_shape",
         "_stride",
+        "_stride_modes",
     )
     # slots, written once through object.__setattr__ (Layout is immutable)
     _shape_modes: tuple[IntTuple, ...]
@@ -261,7 +262,7 @@ class Layout:
         _set(self, "_stride_modes", stride_modes)
 
     @classmethod
-    def _trusted(cls, shape_modes: tuple[IntTuple, ...], stride_modes: tuple[IntTuple, ...]) -> "Layout":
+    def _trusted(cls, shape_modes: tuple[IntTuple, ...], stride_modes: tuple[IntTuple, ...]) -> Layout:
         """Build from validated, congruent top-level tuples (hot path, no checks)."""
         self = object.__new__(cls)
         _set(self, "_shape_modes", shape_modes)
@@ -269,7 +270,7 @@ class Layout:
         return self
 
     @classmethod
-    def canonical(cls, shape: Any) -> "Layout":
+    def canonical(cls, shape: Any) -> Layout:
         """The compact, first-mode-fastest layout of ``shape`` (cached).
 
         Each leaf's stride is the product of the extents of all leaves before
@@ -513,7 +514,7 @@ class Layout:
             i //= s
         return offset
 
-    def __getitem__(self, i: Any) -> "Layout":
+    def __getitem__(self, i: Any) -> Layout:
         """Sub-layout of top-level mode ``i`` (a nested mode becomes top level)."""
         try:
             s = self._shape_modes[i]
@@ -528,7 +529,7 @@ class Layout:
             return Layout._trusted((s,), (d,))
         return Layout._trusted(s, d)
 
-    def __iter__(self) -> Iterator["Layout"]:
+    def __iter__(self) -> Iterator[Layout]:
         return (self[i] for i in range(len(self._shape_modes)))
 
     # ----- value semantics -----
@@ -579,7 +580,7 @@ def _mode_offset(c: Any, s: IntTuple, d: IntTuple, where: tuple[int, ...]) -> in
         # tuple coordinate: must match a tuple mode of the same length
         if isinstance(s, int) or isinstance(d, int) or len(c) != len(s):
             raise TypeError(f"coordinate {c!r} at mode {where} is not congruent with shape {format_modes(s)}")
-        return sum(_mode_offset(ci, si, di, where + (k,)) for k, (ci, si, di) in enumerate(zip(c, s, d)))
+        return sum(_mode_offset(ci, si, di, (*where, k)) for k, (ci, si, di) in enumerate(zip(c, s, d)))
     # int coordinate: range-check against the mode's size, then decompose
     c = _coord_int(c, where)
     n = s if type(s) is int else product(s)

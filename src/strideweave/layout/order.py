@@ -13,9 +13,11 @@ Layouts are immutable values, so each fact lives in a slot of the instance
 
 from __future__ import annotations
 
+import itertools
+
 from .layout import Layout
 
-__all__ = ["row_major", "storage_perm", "storage_shape", "broadcast_axes", "batched_layout"]
+__all__ = ["batched_layout", "broadcast_axes", "row_major", "storage_perm", "storage_shape"]
 
 _set = object.__setattr__
 
@@ -43,7 +45,7 @@ def storage_perm(layout: Layout) -> tuple[int, ...] | None:
     extents = layout.rev_leaf_shape
     strides = layout.leaf_stride[::-1]
     moving = [stride for extent, stride in zip(extents, strides) if extent > 1]
-    if all(x > y for x, y in zip(moving, moving[1:])):
+    if all(x > y for x, y in itertools.pairwise(moving)):
         perm = None
     else:
         perm = tuple(sorted(range(len(extents)), key=lambda axis: -strides[axis] if extents[axis] > 1 else 0))
@@ -88,6 +90,6 @@ def batched_layout(single: Layout, count: int) -> Layout:
             return batched
     except AttributeError:
         pass
-    batched = Layout._trusted((count,) + single._shape_modes, (single.cosize,) + single._stride_modes)
+    batched = Layout._trusted((count, *single._shape_modes), (single.cosize, *single._stride_modes))
     _set(single, "_batched", (count, batched))
     return batched

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..tensors.tensor import Tensor
 
-__all__ = ["tensor", "axis", "axes"]
+__all__ = ["axes", "axis", "tensor"]
 
 #: what a position is out of range for, by the word that names positions
 _HOLDER = {"axis": "an array with {} axes", "mode": "a Tensor with {} top-level modes"}

@@ -14,6 +14,7 @@ autograd entry points refuse it with NotImplementedError, as the spec says.
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 from ..operation import ExecutionOptions
@@ -53,11 +54,11 @@ def _part(arg: Any, i: int, bounds: list, axis: int, out_rank: int, lead: Tensor
     if arg._blocks is not None:
         blocks, mode = arg._blocks
         sizes = [b._layout.mode_sizes[mode] for b in blocks]
-        if mode == position and sizes == [hi - lo for lo, hi in zip(bounds, bounds[1:])]:
+        if mode == position and sizes == [hi - lo for lo, hi in itertools.pairwise(bounds)]:
             return blocks[i]
         raise MixedBlocks(
             f"multi-subtensor operands split mode {position} into blocks {sizes} and "
-            f"{[hi - lo for lo, hi in zip(bounds, bounds[1:])]}; "
+            f"{[hi - lo for lo, hi in itertools.pairwise(bounds)]}; "
             "pass options=ExecutionOptions(carrier=...) to say where the operation runs"
         )
     index = tuple(slice(bounds[i], bounds[i + 1]) if m == position else slice(None)

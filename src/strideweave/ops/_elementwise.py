@@ -20,8 +20,9 @@ are never filled.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,11 +47,12 @@ from ..tensors.values import (
     wrap,
 )
 from ._blockwise import run_blockwise
-from ._complex import COMPLEX_ELEMENTWISE, complex_forward, is_complex_operand as _complex
+from ._complex import COMPLEX_ELEMENTWISE, complex_forward
+from ._complex import is_complex_operand as _complex
 from ._primitive import Primitive
 from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
 
-__all__ = ["UnaryRule", "BinaryRule", "UNIT_G", "unary_op", "binary_op"]
+__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "unary_op"]
 
 _canonical = Layout.canonical
 _FLOAT32 = DType.Float32

@@ -16,7 +16,8 @@ differentiable slice, so an unused output contributes a zero cotangent.
 
 from __future__ import annotations
 
-from typing import Any, Callable, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from ..autograd.cotangents import EVERY, Request
 from ..layout.order import row_major
@@ -24,7 +25,7 @@ from ..tensors.tensor import Tensor
 from ..tensors.values import mode_operand, place, wrap
 from ._primitive import Primitive
 
-__all__ = ["Natural", "natural_op", "natural", "unpack"]
+__all__ = ["Natural", "natural", "natural_op", "unpack"]
 
 
 def natural(tensor: Tensor, kind) -> Any:

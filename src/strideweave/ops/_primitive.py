@@ -7,7 +7,8 @@ per-input gradient arrays into cotangents in each input's exact layout;
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..autograd.cotangents import EVERY, Ones, Request, cotangent_for_batched, cotangent_record
 from ..carriers import CarrierKind
@@ -31,7 +32,7 @@ class Primitive(Operation):
     then costs no dict per node. Release drops both with the rest.
     """
 
-    __slots__ = ("place", "saved", "flat")
+    __slots__ = ("flat", "place", "saved")
     place: CarrierKind
     saved: Any
     flat: bool
@@ -42,7 +43,7 @@ class Primitive(Operation):
     #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Primitive":
+    def __new__(cls, *args: Any, **kwargs: Any) -> Primitive:
         # ``Operation.__new__``'s fields and these in one call: one node per operation
         # (tests/ops/test_inline_constructors.py holds the two alike).
         self = object.__new__(cls)

@@ -10,9 +10,10 @@ recorded node.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from .._marks import unit_alias
 from ..autograd.cotangents import EVERY, Request, gradient_values, spread
@@ -20,12 +21,13 @@ from ..layout import Layout
 from ..tensors.broadcasting import leaves_of
 from ..tensors.tensor import Tensor
 from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
-from ._args import axes as _axes, tensor as _tensor
+from ._args import axes as _axes
+from ._args import tensor as _tensor
 from ._primitive import Primitive
-from .manipulation import copy
 from ._storage import flat_capable
+from .manipulation import copy
 
-__all__ = ["ReductionRule", "Reduction", "reduction_op"]
+__all__ = ["Reduction", "ReductionRule", "reduction_op"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class Reduction(Primitive):
         # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis
         # leads). One value of no more axes than the input's already does.
         if batch is not None or g.ndim > len(kept_rev) or any(extent != 1 for extent in kept_rev):
-            g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch,) + kept_rev, self.place))
+            g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch, *kept_rev), self.place))
         values = operand(self._inputs[0], self.place) if self.reads_input else None
         return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch, request=request)
 

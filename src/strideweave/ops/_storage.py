@@ -7,8 +7,9 @@ their backward works on buffers in that order (see ``layout.order``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from .._marks import unit_alias as _unit_alias
 from ..autograd.cotangents import InStorageOrder

@@ -23,15 +23,37 @@ from ..operation import outside_operation
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of, place
-from ._args import axes as _axes, axis as _axis, tensor as _tensor
+from ._args import axes as _axes
+from ._args import axis as _axis
+from ._args import tensor as _tensor
 from ._natural import natural, natural_op, wrap_natural
 from .manipulation import astype
 from .views import View
 
 __all__ = [
-    "cumulative_sum", "cumulative_prod", "sort", "argsort", "argmax", "argmin", "searchsorted", "nonzero",
-    "count_nonzero", "take", "take_along_axis",
-    "flip", "roll", "repeat", "tile", "squeeze", "expand_dims", "moveaxis", "tril", "triu", "diff", "std", "var",
+    "argmax",
+    "argmin",
+    "argsort",
+    "count_nonzero",
+    "cumulative_prod",
+    "cumulative_sum",
+    "diff",
+    "expand_dims",
+    "flip",
+    "moveaxis",
+    "nonzero",
+    "repeat",
+    "roll",
+    "searchsorted",
+    "sort",
+    "squeeze",
+    "std",
+    "take",
+    "take_along_axis",
+    "tile",
+    "tril",
+    "triu",
+    "var",
     "vecdot",
 ]
 
@@ -395,7 +417,7 @@ def expand_dims(x, /, *, axis=0, options=None) -> Tensor:
     x = _tensor(x, "expand_dims")
     shape = tuple(x._layout.mode_sizes)
     axis = _axis(axis, len(shape) + 1, "expand_dims")
-    return _c_reshape(x, shape[:axis] + (1,) + shape[axis:], options)
+    return _c_reshape(x, (*shape[:axis], 1, *shape[axis:]), options)
 
 
 def moveaxis(x, source, destination, /, *, options=None) -> Tensor:

@@ -9,13 +9,15 @@ transpose or copy.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import result_type
 from ..layout import Layout
 from ..layout.order import row_major, storage_perm, storage_shape
-from ..tensors.broadcasting import broadcast_modes, sum_to as _sum_to
+from ..tensors.broadcasting import broadcast_modes
+from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
 from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, place, reshaped, wrap
 from ._primitive import Primitive
@@ -65,7 +67,7 @@ def _natural_to_rev_leaves(xp, natural: Any, layout: Layout, lead: tuple = ()) -
     if not lead:
         return xp.reshape(_to_rev(xp, natural), layout.rev_leaf_shape)
     n = natural.ndim
-    return xp.reshape(xp.permute_dims(natural, (0,) + tuple(range(n - 1, 0, -1))), lead + layout.rev_leaf_shape)
+    return xp.reshape(xp.permute_dims(natural, (0, *tuple(range(n - 1, 0, -1)))), lead + layout.rev_leaf_shape)
 
 
 class Matmul(Primitive):
@@ -114,7 +116,9 @@ class Matmul(Primitive):
             a_batch = a_modes[:-2] if len(a_modes) > 1 else ()
             b_batch = b_modes[:-2] if len(b_modes) > 1 else ()
             batch = broadcast_modes(a_batch, b_batch) if a_batch or b_batch else ()
-            out_modes = batch + ((a_modes[-2],) if len(a_modes) > 1 else ()) + ((b_modes[-1],) if len(b_modes) > 1 else ())
+            rows = (a_modes[-2],) if len(a_modes) > 1 else ()
+            columns = (b_modes[-1],) if len(b_modes) > 1 else ()
+            out_modes = batch + rows + columns
             out = _to_rev(xp, xp.matmul(*_both(_mode_array, a, b, kind)))
             out_modes = out_modes or (1,)
         return wrap(out, Layout.canonical(out_modes), kind)
@@ -170,10 +174,10 @@ class Matmul(Primitive):
         g = xp.reshape(g, lead + self._result_layout.mode_sizes[::-1])
         g = xp.permute_dims(g, tuple(range(len(lead))) + tuple(range(len(lead) + out_rank - 1, len(lead) - 1, -1)))
         if A.ndim == 1:
-            A = xp.reshape(A, (1,) + tuple(A.shape))
+            A = xp.reshape(A, (1, *tuple(A.shape)))
         if B.ndim == 1:
-            B = xp.reshape(B, tuple(B.shape) + (1,))
-        g_shape = _broadcast_batch(tuple(A.shape[:-2]), tuple(B.shape[:-2])) + (A.shape[-2], B.shape[-1])
+            B = xp.reshape(B, (*tuple(B.shape), 1))
+        g_shape = (*_broadcast_batch(tuple(A.shape[:-2]), tuple(B.shape[:-2])), A.shape[-2], B.shape[-1])
         g = xp.reshape(g, lead + g_shape)
         grad_a = _sum_to(xp, xp.matmul(g, xp.matrix_transpose(B)), tuple(A.shape), lead) if request.wants(0) else None
         grad_b = _sum_to(xp, xp.matmul(xp.matrix_transpose(A), g), tuple(B.shape), lead) if request.wants(1) else None

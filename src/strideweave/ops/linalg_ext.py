@@ -21,13 +21,16 @@ from ..carriers import transfer
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of
-from ._args import axes as _axes, tensor as _tensor
+from ._args import axes as _axes
+from ._args import tensor as _tensor
 from ._natural import natural_op, packed_op, unpack
 from .arrays import _c_reshape, _forward_only, _run
 from .elementwise import abs as abs_
 from .linalg import matmul
 from .manipulation import astype
-from .reduction import max as max_, min as min_, sum as sum_
+from .reduction import max as max_
+from .reduction import min as min_
+from .reduction import sum as sum_
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank",
@@ -476,7 +479,7 @@ def _diagonal_forward(xp, a, *, offset):
 def _diagonal_vjp(xp, g, shape, *, offset):
     rows, cols = shape[-2], shape[-1]
     extent = rows if offset >= 0 else cols
-    pad = xp.zeros(g.shape[:-1] + (extent - g.shape[-1],), dtype=g.dtype, device=_device(g))
+    pad = xp.zeros((*g.shape[:-1], extent - g.shape[-1]), dtype=g.dtype, device=_device(g))
     full = xp.concat([g, pad], axis=-1) if offset >= 0 else xp.concat([pad, g], axis=-1)
     mask = _diagonal_mask(xp, rows, cols, offset, g.dtype, _device(g))
     # Element (i, j) of the diagonal is diagonal entry i (offset >= 0) or j (offset < 0).

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import CompoundDType, SimpleDType
@@ -13,7 +14,7 @@ from ..tensors.values import as_array_like, mode_operand, operand, place, wrap
 from ._args import axis as _axis
 from ._primitive import Primitive
 
-__all__ = ["concat", "stack", "where", "clip", "astype", "copy", "detach"]
+__all__ = ["astype", "clip", "concat", "copy", "detach", "stack", "where"]
 
 
 def _check_tensors(tensors: Sequence[Any], name: str) -> tuple[Tensor, ...]:
@@ -51,7 +52,7 @@ class Concat(Primitive):
         self.place = kind
         self.saved = (axis, extents)
         out = kind.namespace.concat([mode_operand(t, kind) for t in tensors], axis=axis)
-        out_modes = modes[:mode] + (sum(extents),) + modes[mode + 1:]
+        out_modes = (*modes[:mode], sum(extents), *modes[mode + 1:])
         return wrap(out, Layout.canonical(out_modes), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
@@ -89,7 +90,7 @@ class Stack(Primitive):
         self.place = kind
         self.saved = axis
         out = kind.namespace.stack([mode_operand(t, kind) for t in tensors], axis=axis)
-        return wrap(out, Layout.canonical(modes[:mode] + (len(tensors),) + modes[mode:]), kind)
+        return wrap(out, Layout.canonical((*modes[:mode], len(tensors), *modes[mode:])), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place

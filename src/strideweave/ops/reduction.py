@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._reduction import ReductionRule, reduction_op
 
-__all__ = ["sum", "mean", "max", "min", "prod"]
+__all__ = ["max", "mean", "min", "prod", "sum"]
 
 
 def _extremum_vjp(xp, g, x, axes, out, n):

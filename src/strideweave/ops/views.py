@@ -9,8 +9,9 @@ the source's storage window and reads it back through the source layout.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ._primitive import Primitive
 from ._storage import flat_capable
 from .manipulation import copy
 
-__all__ = ["from_dlpack", "getitem", "view", "permute", "transpose", "reshape", "broadcast_to", "view_cotangent"]
+__all__ = ["broadcast_to", "from_dlpack", "getitem", "permute", "reshape", "transpose", "view", "view_cotangent"]
 
 
 def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor,
@@ -85,9 +86,9 @@ def batched_view_cotangent(source: Tensor, view_layout: Layout, view_offset: int
     lo = min(s_offset, view_offset)
     span = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize) - lo
     buffer = carrier.fresh(batch * span)
-    batched_view = Layout._trusted((batch,) + view_layout._shape_modes, (span,) + view_layout._stride_modes)
+    batched_view = Layout._trusted((batch, *view_layout._shape_modes), (span, *view_layout._stride_modes))
     buffer.scatter_rev(batched_view, view_offset - lo, operand(gradient, kind_of(carrier)))
-    batched_source = Layout._trusted((batch,) + s_layout._shape_modes, (span,) + s_layout._stride_modes)
+    batched_source = Layout._trusted((batch, *s_layout._shape_modes), (span, *s_layout._stride_modes))
     return Tensor._make(buffer, batched_source, s_offset - lo)
 
 

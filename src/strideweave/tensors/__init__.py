@@ -11,4 +11,4 @@ an operation: recording sits on the floor above.
 from .creation import arange, from_storage, from_subtensors, full, ones, tensor, zeros
 from .tensor import Tensor
 
-__all__ = ["Tensor", "tensor", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
+__all__ = ["Tensor", "arange", "from_storage", "from_subtensors", "full", "ones", "tensor", "zeros"]

@@ -111,7 +111,7 @@ def unbroadcast(values: Any, source: tuple, target: tuple, xp: Any, batch: int |
     axes, leaves = reduce_plan(source, target)
     if batch is not None:
         axes = tuple(axis + 1 for axis in axes)
-        leaves = (batch,) + leaves
+        leaves = (batch, *leaves)
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
     if tuple(values.shape) != leaves:

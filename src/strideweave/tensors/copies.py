@@ -20,7 +20,7 @@ from ..layout import Layout
 from .creation import from_subtensors
 from .tensor import Tensor, to_numpy
 
-__all__ = ["fresh_copy", "deep_copy", "reduce", "rebuild"]
+__all__ = ["deep_copy", "fresh_copy", "rebuild", "reduce"]
 
 _CARRIER_NAMES = {"NumpyCarrier": "numpy", "TorchCarrier": "torch", "JaxCarrier": "jax", "DaskCarrier": "dask"}
 

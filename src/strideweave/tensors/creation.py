@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,14 +24,18 @@ from ..layout.order import row_major
 from .tensor import Tensor
 from .values import operand
 
-__all__ = ["converted", "tensor", "wrap_native", "wrapped_torch", "zeros", "ones", "full", "arange", "from_storage", "from_subtensors"]
+__all__ = ["arange", "converted", "from_storage", "from_subtensors", "full", "ones", "tensor", "wrap_native",
+           "wrapped_torch", "zeros"]
 
 def _shape_modes(shape: Any) -> tuple:
     return shape.modes if isinstance(shape, Shape) else Shape(shape).modes
 
 
 def _python_values(data: Any, dtype: SimpleDType | None) -> tuple[np.ndarray, SimpleDType]:
-    """NumPy array and dtype for nested Python lists / scalars (floats -> Float32, ints -> Int32, complex -> Complex64)."""
+    """NumPy array and dtype for nested Python lists / scalars.
+
+    Floats give Float32, ints Int32, complex numbers Complex64.
+    """
     try:
         host = np.asarray(data)
     except (TypeError, ValueError) as exc:
@@ -348,11 +353,12 @@ def from_subtensors(blocks: Sequence[Tensor], mode: int = 0) -> Tensor:
         if block.dtype != first.dtype:
             raise ValueError(f"from_subtensors: blocks disagree on dtype ({first.dtype!r} and {block.dtype!r})")
         if len(other) != rank or any(a != b for i, (a, b) in enumerate(zip(modes, other)) if i != mode):
-            raise ValueError(f"from_subtensors: block shapes {first.shape} and {block.shape} differ outside mode {mode}")
+            raise ValueError(f"from_subtensors: block shapes {first.shape} and {block.shape} differ outside "
+                             f"mode {mode}")
         if not isinstance(other[mode], int):
             raise ValueError(f"from_subtensors: mode {mode} of block shape {block.shape} is nested")
     total = sum(block._layout.mode_sizes[mode] for block in blocks)
-    layout = Layout.canonical(modes[:mode] + (total,) + modes[mode + 1:])
+    layout = Layout.canonical((*modes[:mode], total, *modes[mode + 1:]))
     result = object.__new__(Tensor)
     result._init(tuple(block._carriers[0] for block in blocks), layout, 0, first.dtype, (blocks, mode))
     return result

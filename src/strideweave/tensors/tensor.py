@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,8 +45,19 @@ class Tensor:
     carriers and is meant for library authors.
     """
 
-    __slots__ = ("_carrier_tuple", "_layout", "_offset", "_dtype", "_grad", "_ctx", "_retains_grad", "_blocks", "_raw",
-                 "_kind", "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "_blocks",
+        "_carrier_tuple",
+        "_ctx",
+        "_dtype",
+        "_grad",
+        "_kind",
+        "_layout",
+        "_offset",
+        "_raw",
+        "_retains_grad",
+    )
     _carrier_tuple: tuple[Carrier, ...] | None
     _layout: Layout
     _offset: int
@@ -105,7 +117,7 @@ class Tensor:
         self._raw = None
 
     @classmethod
-    def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> "Tensor":
+    def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> Tensor:
         """Trusted hot-path constructor for a one-carrier Tensor (no validation)."""
         tensor = object.__new__(cls)
         tensor._carrier_tuple = (carrier,)
@@ -120,7 +132,7 @@ class Tensor:
         return tensor
 
     @classmethod
-    def _from_raw(cls, array: Any, layout: Layout, kind: Any, dtype: SimpleDType) -> "Tensor":
+    def _from_raw(cls, array: Any, layout: Layout, kind: Any, dtype: SimpleDType) -> Tensor:
         """A one-carrier result whose carrier object is made on first use (elementwise hot path).
 
         ``array`` is the whole flat buffer of a dense ``layout`` on ``kind``.
@@ -162,7 +174,7 @@ class Tensor:
                     node._materialized(carriers)
         return carriers
 
-    def _alias(self) -> "Tensor":
+    def _alias(self) -> Tensor:
         """A new Tensor over the same storage, with no autograd history."""
         alias = object.__new__(Tensor)
         alias._init(self._carriers, self._layout, self._offset, self._dtype, self._blocks)
@@ -203,7 +215,7 @@ class Tensor:
         return self._carriers[0]
 
     @property
-    def subtensors(self) -> tuple["Tensor", ...]:
+    def subtensors(self) -> tuple[Tensor, ...]:
         """The blocks of the authoritative representation (just ``(self,)`` in the common case)."""
         return (self,) if self._blocks is None else self._blocks[0]
 
@@ -244,10 +256,11 @@ class Tensor:
                          "they are made, sw.tensor(a, dtype=sw.DType.Float32) or xp.asarray(a, dtype=xp.float32) "
                          "(a NumPy array is float64 unless told otherwise, and a wrapped array keeps its dtype), "
                          "or cast a leaf with xp.astype(x, xp.float32)")
-            raise Float32RuleError(f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}{cause}")
+            raise Float32RuleError(
+                f"{what} needs a differentiable (Float32) Tensor, this one is {self._dtype!r}{cause}")
 
     @property
-    def grad(self) -> "Tensor | None":
+    def grad(self) -> Tensor | None:
         """Accumulated gradient (None until a traversal or a caller sets one).
 
         Reading it on a result that does not retain its gradient warns, as
@@ -260,7 +273,7 @@ class Tensor:
         return self._grad
 
     @grad.setter
-    def grad(self, value: "Tensor | None") -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is None:
             self._grad = None
             return
@@ -579,19 +592,19 @@ def flat_values(tensor: Tensor) -> Any:
     return (tensor._carrier_tuple or tensor._materialize())[0]._array if raw is None else raw
 
 
-def lost_precision_origin(tensor: "Tensor") -> str | None:
+def lost_precision_origin(tensor: Tensor) -> str | None:
     """Where ``tensor``'s values left Float32 while gradients were being recorded, if they did."""
     entry = _LOST_PRECISION.get(id(tensor))
     return entry[1] if entry is not None and entry[0]() is tensor else None
 
 
-def lost_precision_from_graph(tensor: "Tensor") -> bool:
+def lost_precision_from_graph(tensor: Tensor) -> bool:
     """Whether the Float32 Tensor ``tensor``'s values left (``lost_precision_origin``) had an autograd node."""
     entry = _LOST_PRECISION.get(id(tensor))
     return entry is not None and entry[0]() is tensor and entry[2]
 
 
-def record_lost_precision(result: "Tensor", origin: str, from_graph: bool = True) -> None:
+def record_lost_precision(result: Tensor, origin: str, from_graph: bool = True) -> None:
     key = id(result)
 
     def forget(_: object, key: int = key) -> None:

@@ -8,8 +8,9 @@ slowest stride first (``layout.order.storage_perm``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from .._marks import IdentityMarks
 from ..carriers import CarrierKind, resolve, transfer

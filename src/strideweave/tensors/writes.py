@@ -11,7 +11,7 @@ from .creation import tensor
 from .tensor import Tensor
 from .values import kind_of, operand
 
-__all__ = ["write", "check_fits"]
+__all__ = ["check_fits", "write"]
 
 
 def check_fits(target: Tensor, value: Tensor) -> tuple:

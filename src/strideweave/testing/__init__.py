@@ -23,8 +23,9 @@ position).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,15 +34,25 @@ from ..dtypes import DType, SimpleDType
 from ..layout import Layout, Shape
 from ..operation import no_grad
 from ..ops import astype as _astype
-from ..tensors.creation import from_storage, tensor as _tensor
+from ..tensors.creation import from_storage
+from ..tensors.creation import tensor as _tensor
 from ..tensors.tensor import Tensor
 from ._carriers import _carrier_label, _carrier_list, available_carriers
 from .compare import NativeComparison, compare_with_native
 
 __all__ = [
-    "available_carriers", "on_carrier", "numerical_gradients", "analytic_gradients",
-    "gradcheck", "assert_carriers_agree", "GradcheckReport", "AgreementReport", "Discrepancy",
-    "as_input", "compare_with_native", "NativeComparison",
+    "AgreementReport",
+    "Discrepancy",
+    "GradcheckReport",
+    "NativeComparison",
+    "analytic_gradients",
+    "as_input",
+    "assert_carriers_agree",
+    "available_carriers",
+    "compare_with_native",
+    "gradcheck",
+    "numerical_gradients",
+    "on_carrier",
 ]
 
 def _require_tensor(t: Any, what: str) -> Tensor:
@@ -208,7 +219,7 @@ def numerical_gradients(fn: Callable, inputs: Sequence[Any], cotangent: Any = No
             minus = float(np.sum(weights * evaluate()[1]))
             buf[slot] = saved
             per_slot[int(slot)] = (plus - minus) / (2 * eps)
-        results.append(np.vectorize(lambda s: per_slot[int(s)], otypes=[np.float64])(slots)
+        results.append(np.vectorize(lambda s, per_slot=per_slot: per_slot[int(s)], otypes=[np.float64])(slots)
                        if slots.size else np.zeros(slots.shape))
     return results
 
@@ -366,7 +377,7 @@ def assert_carriers_agree(fn: Callable, inputs: Sequence[Any], cotangent: Any = 
     element and both values of the worst disagreement.
     """
     inputs = _check_inputs(inputs, "assert_carriers_agree")
-    ref_moved, ref_out, ref_grads = _run(fn, inputs, cotangent, "numpy")
+    _ref_moved, ref_out, ref_grads = _run(fn, inputs, cotangent, "numpy")
     ref_out_values = np.asarray(ref_out.numpy())
     report = AgreementReport()
     for spec in _carrier_list(carriers):

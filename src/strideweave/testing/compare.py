@@ -14,8 +14,9 @@ products are compared element by element.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..carriers import resolve
 from ..tensors.tensor import Tensor
 from ._carriers import _carrier_label, _carrier_list
 
-__all__ = ["compare_with_native", "NativeComparison", "REFERENCES"]
+__all__ = ["REFERENCES", "NativeComparison", "compare_with_native"]
 
 #: the autodiff systems ``compare_with_native`` knows, and the package each one needs
 REFERENCES = {"torch": "torch", "jax": "jax"}
@@ -85,8 +86,8 @@ class NativeComparison:
         width = max([len("carrier")] + [len(c) for c in self.carriers]) + 2
         cells = {(c, r): self.cell(c, r) for c in self.carriers for r in self.references}
         col = max([13] + [len(r) + 2 for r in self.references] + [len(v) + 2 for v in cells.values()])
-        lines = [f"worst |StrideWeave (Float32) - reference (float64)| over the outputs and gradients "
-                 f"(FAIL beyond {self.atol:g} + {self.rtol:g} * |reference|)",
+        lines = [(f"worst |StrideWeave (Float32) - reference (float64)| over the outputs and gradients "
+                  f"(FAIL beyond {self.atol:g} + {self.rtol:g} * |reference|)"),
                  "carrier".ljust(width) + "".join(f"{r:>{col}s}" for r in self.references)]
         for c in self.carriers:
             lines.append(c.ljust(width) + "".join(f"{cells[c, r]:>{col}s}" for r in self.references))

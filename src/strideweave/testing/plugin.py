@@ -36,7 +36,7 @@ from ..carriers import resolve, set_default_carrier
 from ._carriers import available_carriers
 from .compare import compare_with_native
 
-__all__ = ["sw_carrier", "xp", "check_grad", "CarrierNamespace", "pytest_addoption", "pytest_generate_tests"]
+__all__ = ["CarrierNamespace", "check_grad", "pytest_addoption", "pytest_generate_tests", "sw_carrier", "xp"]
 
 
 _STASH = pytest.StashKey[list]()
