@@ -275,3 +275,41 @@ def test_an_update_after_a_node_that_reads_its_result_fails_backward(carrier):
     with pytest.raises(RuntimeError, match=IN_PLACE):
         y.sum().backward()
     assert x.grad is None
+
+
+# ----- results of selections and joins own writable buffers, and their backward reads no result -------
+
+def _write_into_selections(m, x, b):
+    c = m.clip(x, min=-0.5)              # on NumPy this was a read-only broadcast view
+    c[0, 1] *= 1.5
+    c *= x
+    w = m.where(x > b, x, b)
+    w[1, :] += b[0]
+    j = m.concat([x, c], axis=0)
+    j[0, ...] = b * b
+    s = m.stack([x, w], axis=-1)
+    s[..., :2, 0] -= 3.0
+    return m.sum(c * c) + m.sum(w * w) + m.sum(j * j) + m.sum(s * s)
+
+
+def test_writes_into_clip_where_concat_and_stack_results_differentiate_like_torch(carrier):
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    inputs = [np.array([[-1.2, 0.3, 0.9], [0.4, -0.7, 1.6]], np.float32), np.array([0.2, -0.1, 0.5], np.float32)]
+    tensors = [xp.asarray(a, device=carrier) for a in inputs]
+    loss = _write_into_selections(xp, *tensors)
+    loss.backward()
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    expected = _write_into_selections(torch_xp, *references)
+    expected.backward()
+    np.testing.assert_allclose(float(loss), expected.item(), rtol=1e-5)
+    for t, r in zip(tensors, references):
+        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_clip_without_bounds_is_a_copy(carrier):
+    x = _x(carrier)
+    y = xp.clip(x)
+    y[0] = 9.0
+    np.testing.assert_array_equal(_values(x), [0.5, 1.0, 2.0])
