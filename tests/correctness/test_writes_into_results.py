@@ -313,3 +313,22 @@ def test_clip_without_bounds_is_a_copy(carrier):
     y = xp.clip(x)
     y[0] = 9.0
     np.testing.assert_array_equal(_values(x), [0.5, 1.0, 2.0])
+
+
+def _write_into_logaddexp(m, a, b):
+    y = m.logaddexp(a, b)                # torch's backward reads the operands alone, not the result
+    y[1] = a[0] * 2.0
+    return m.sum(y * y)
+
+
+def test_a_write_into_a_logaddexp_result_differentiates_like_torch(carrier):
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    inputs = [np.array([0.3, -1.2, 2.0], np.float32), np.array([1.1, 0.4, -0.5], np.float32)]
+    tensors = [xp.asarray(a, device=carrier) for a in inputs]
+    _write_into_logaddexp(xp, *tensors).backward()
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    _write_into_logaddexp(torch_xp, *references).backward()
+    for t, r in zip(tensors, references):
+        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
