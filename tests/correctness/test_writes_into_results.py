@@ -332,3 +332,29 @@ def test_a_write_into_a_logaddexp_result_differentiates_like_torch(carrier):
     _write_into_logaddexp(torch_xp, *references).backward()
     for t, r in zip(tensors, references):
         np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _write_into_var(m, x, s):
+    v = m.var(x, axis=0)                 # the variance's backward reads the centred values, not the result
+    v *= s
+    w = m.var(x, axis=None, correction=1)
+    w -= 0.5
+    return m.sum(v * v) + m.sum(w * w)
+
+
+def test_a_write_into_a_var_result_differentiates_like_torch_and_std_refuses(carrier):
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    inputs = [np.array([[1.4, -0.3], [1.9, 0.8], [-1.1, 2.2]], np.float32), np.array(0.84, np.float32)]
+    tensors = [xp.asarray(a, device=carrier) for a in inputs]
+    _write_into_var(xp, *tensors).backward()
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    _write_into_var(torch_xp, *references).backward()
+    for t, r in zip(tensors, references):
+        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+    x = xp.asarray(inputs[0], device=carrier)
+    s = xp.std(x, axis=0)                # d std reads std itself (torch refuses this write too)
+    s *= 2.0
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        xp.sum(s).backward()

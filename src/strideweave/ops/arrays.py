@@ -585,6 +585,9 @@ def _var_vjp(xp, g, kept, *, axes, correction, keepdims, root):
 
 
 _Var = natural_op("var", _var_forward, _var_vjp, reads_inputs=False)
+_Var.reads_result = False  # the variance's VJP reads the kept centred values, its result only for the shape
+#: the same rules with ``root``: d std reads std itself, so a write into the result fails backward
+_Std = natural_op("std", _var_forward, _var_vjp, reads_inputs=False)
 
 
 def _statistic(name, x, axis, correction, keepdims, options, root):
@@ -594,7 +597,8 @@ def _statistic(name, x, axis, correction, keepdims, options, root):
     correction = float(correction)
     if correction < 0:
         raise ValueError(f"{name}: correction must be >= 0, got {correction}")
-    return _run(_Var, (x,), options, axes=axes, correction=correction, keepdims=bool(keepdims), root=root)
+    return _run(_Std if root else _Var, (x,), options, axes=axes, correction=correction, keepdims=bool(keepdims),
+                root=root)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False, options=None) -> Tensor:
