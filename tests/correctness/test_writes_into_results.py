@@ -358,3 +358,30 @@ def test_a_write_into_a_var_result_differentiates_like_torch_and_std_refuses(car
     s *= 2.0
     with pytest.raises(RuntimeError, match=IN_PLACE):
         xp.sum(s).backward()
+
+
+def _write_through_views_of_a_0d_result(m, x, w):
+    y = m.sin(x)                         # 0-d
+    v = y[None, ...]                     # a (1,) view of a 0-d base
+    v[...] = 0.25
+    u = y[None]
+    u *= w                               # an in-place operator through such a view
+    e = y[None][0:0]
+    e[...] = 7.0                         # selects nothing: writes nothing
+    return m.sum(y * y) + m.sum(v * v)
+
+
+def test_writes_through_views_of_a_0d_result_differentiate_like_torch(carrier):
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    inputs = [np.array(0.5, np.float32), np.array([2.0], np.float32)]
+    tensors = [xp.asarray(a, device=carrier) for a in inputs]
+    loss = _write_through_views_of_a_0d_result(xp, *tensors)
+    loss.backward()
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    expected = _write_through_views_of_a_0d_result(torch_xp, *references)
+    expected.backward()
+    np.testing.assert_allclose(float(loss), expected.item(), rtol=1e-6)
+    for t, r in zip(tensors, references):
+        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
