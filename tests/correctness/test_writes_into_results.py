@@ -385,3 +385,37 @@ def test_writes_through_views_of_a_0d_result_differentiate_like_torch(carrier):
     np.testing.assert_allclose(float(loss), expected.item(), rtol=1e-6)
     for t, r in zip(tensors, references):
         np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _write_seen_through_expand_dims(m, x0, x1):
+    v0 = m.clip(x1, min=-2.329, max=1.47)  # a result in a layout that is not row-major
+    v1 = v0[2, -2, ...]
+    v2 = m.expand_dims(v0, axis=2)       # a view, in torch and NumPy: it shows the write below
+    s = m.squeeze(m.sin(x1)[:, :1], axis=1)  # a view of a result not yet materialised
+    v1[0:2:3] = x0
+    s[0, 1] = x0 * 3.0
+    return m.sum(v0 * v0) + m.sum(v1 * v1) + m.sum(v2 * v2) + m.sum(s * s)
+
+
+def test_expand_dims_and_squeeze_are_views_that_show_later_writes(carrier):
+    # found by the differential soak: expand_dims copied a clip result, so v2 kept the old value silently
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    inputs = [np.array(1.305, np.float32),
+              np.array([[[-1.049, -0.73], [1.247, -1.147]], [[-1.669, 0.461], [1.609, -1.829]],
+                        [[0.43, 1.331], [-0.188, 0.967]]], np.float32)]
+    tensors = [xp.asarray(a, device=carrier) for a in inputs]
+    loss = _write_seen_through_expand_dims(xp, *tensors)
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    expected = _write_seen_through_expand_dims(torch_xp, *references)
+    np.testing.assert_allclose(float(loss), expected.item(), rtol=1e-5)
+    # torch rebases a view held across a write into its base; here its history stays the old one, so
+    # backward refuses it (never a gradient through values the view no longer holds)
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        loss.backward()
+    x = xp.asarray(inputs[1], device=carrier)
+    y = xp.sin(x)
+    e, q = xp.expand_dims(y, axis=0), xp.squeeze(y[:1], axis=0)
+    y[0, 0, 0] = 5.0
+    assert float(e[0, 0, 0, 0]) == 5.0 and float(q[0, 0]) == 5.0
