@@ -138,3 +138,22 @@ def test_a_broadcast_add_differentiates_without_reading_its_operands():
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))
     np.testing.assert_allclose(row.grad.numpy(), -2 * 2 * np.array([1.0, -2.0, 0.5]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("name", ["hypot", "logaddexp", "copysign", "add", "maximum"])
+def test_a_broadcast_row_of_the_same_size_differentiates_as_torch(carrier, name):
+    # ``(2,)`` beside ``(1, 2)``: forward runs on lined-up N-D buffers of the result's size, so a rule
+    # that reads its result must read it flat beside the flat cotangent (it broadcast to (2, 2)).
+    torch = pytest.importorskip("torch")
+    import strideweave.array_api as xp
+    a0, b0 = np.array([1.327, -0.217], np.float32), np.array([[0.5, 0.7]], np.float32)
+    a, b = xp.asarray(a0, device=carrier), xp.asarray(b0, device=carrier)
+    y = getattr(xp, name)(a, b)
+    xp.sum(y * y).backward()
+    ta, tb = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (a0, b0))
+    ty = getattr(torch, name)(ta, tb)
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(np.asarray(y.numpy()), ty.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(a.grad.numpy()), ta.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(b.grad.numpy()), tb.grad.numpy(), rtol=1e-5, atol=1e-6)

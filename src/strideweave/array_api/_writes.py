@@ -105,6 +105,14 @@ def positions_in(base: Tensor, view: Tensor) -> np.ndarray:
     return found
 
 
+def _unravel(positions: np.ndarray, shape: Any) -> tuple:
+    """``np.unravel_index`` of flat positions, also into a 0-d base, which NumPy refuses: there a 0-d
+    boolean index takes the one position (a view of it holds at most one element) or none."""
+    if len(shape) == 0:
+        return (np.bool_(positions.size > 0),)
+    return np.unravel_index(positions, shape)
+
+
 def _float32_tensor(value: Any) -> bool:
     return isinstance(value, Tensor) and value._dtype is _FLOAT32
 
@@ -327,7 +335,7 @@ def _commit(plan: _Plan, target: Tensor, value: Any, write: Callable[[], None], 
     write()
     plan.settle()
     if parts is None:
-        parts = (Ellipsis,) if target is base else np.unravel_index(positions_in(base, target), base.shape)
+        parts = (Ellipsis,) if target is base else _unravel(positions_in(base, target), base.shape)
     WrittenValue.record(base, value, parts, selected, plan.history, merge=not plan.references)
     _rebase_view(target, base)
     plan.rebase_views()
@@ -429,7 +437,7 @@ def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write
     if not mode:
         _updated(x, base, write)
         return
-    where = parts if x is base else np.unravel_index(positions_in(base, x)[parts], base.shape)
+    where = parts if x is base else _unravel(positions_in(base, x)[parts], base.shape)
     _record(x, base, value, write, parts=where, selected=selected)
 
 

@@ -359,6 +359,10 @@ class _Binary(Primitive):
             size = g.shape[0]
             if av.shape[0] != size or bv.shape[0] != size:
                 return self._lined_up_flat(g, out, request)
+            if out is not None and out.ndim != 1:
+                # Forward ran on operands lined up N-D that hold as many elements as the result
+                # (``(2,)`` beside ``(1, 2)``): its saved result is N-D too, and ``g`` is flat.
+                out = reshaped(out, (-1,), self.place)
             # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
             if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
                 ga, gb = self._pair(xp, g, av, bv, out, request, True)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import default_int, transfer
+from ..layout import Layout
 from ..layout.order import row_major
 from ..operation import outside_operation
 from ..tensors.broadcasting import sum_to as _sum_to
@@ -409,6 +410,13 @@ def squeeze(x, /, axis, *, options=None) -> Tensor:
     for a in axes:
         if shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has extent {shape[a]} in shape {tuple(shape)}, expected 1")
+    if options is None and x._blocks is None:
+        # Dropping extent-1 axes is a view in every layout (torch's and NumPy's squeeze are views too).
+        modes = x._layout
+        keep = [i for i in range(len(shape)) if i not in axes]
+        layout = Layout._trusted(tuple(modes._shape_modes[i] for i in keep),
+                                 tuple(modes._stride_modes[i] for i in keep))
+        return View()(x, layout=layout, offset=x._offset)
     return _c_reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes), options)
 
 
@@ -417,6 +425,13 @@ def expand_dims(x, /, *, axis=0, options=None) -> Tensor:
     x = _tensor(x, "expand_dims")
     shape = tuple(x._layout.mode_sizes)
     axis = _axis(axis, len(shape) + 1, "expand_dims")
+    if options is None and x._blocks is None:
+        # An extent-1 axis is a view in every layout, so writes into ``x`` show through it as in torch and
+        # NumPy (a reshape copies a layout that is not row-major, and a result not yet materialised).
+        modes = x._layout
+        layout = Layout._trusted((*modes._shape_modes[:axis], 1, *modes._shape_modes[axis:]),
+                                 (*modes._stride_modes[:axis], 1, *modes._stride_modes[axis:]))
+        return View()(x, layout=layout, offset=x._offset)
     return _c_reshape(x, (*shape[:axis], 1, *shape[axis:]), options)
 
 
@@ -585,6 +600,9 @@ def _var_vjp(xp, g, kept, *, axes, correction, keepdims, root):
 
 
 _Var = natural_op("var", _var_forward, _var_vjp, reads_inputs=False)
+_Var.reads_result = False  # the variance's VJP reads the kept centred values, its result only for the shape
+#: the same rules with ``root``: d std reads std itself, so a write into the result fails backward
+_Std = natural_op("std", _var_forward, _var_vjp, reads_inputs=False)
 
 
 def _statistic(name, x, axis, correction, keepdims, options, root):
@@ -594,7 +612,8 @@ def _statistic(name, x, axis, correction, keepdims, options, root):
     correction = float(correction)
     if correction < 0:
         raise ValueError(f"{name}: correction must be >= 0, got {correction}")
-    return _run(_Var, (x,), options, axes=axes, correction=correction, keepdims=bool(keepdims), root=root)
+    return _run(_Std if root else _Var, (x,), options, axes=axes, correction=correction, keepdims=bool(keepdims),
+                root=root)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False, options=None) -> Tensor:

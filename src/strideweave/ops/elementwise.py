@@ -246,9 +246,10 @@ atan2 = _binary("atan2", _fn("atan2"), vjp_a=_atan2_vjp(1), vjp_b=_atan2_vjp(-1)
 hypot = _binary("hypot", _fn("hypot"), vjp_a=lambda xp, g, a, b, y: g * a / y,
                 vjp_b=lambda xp, g, a, b, y: g * b / y, reads="own out", quiet=True, dtypes="floating",
                 doc="sqrt(a**2 + b**2) without overflow")
-logaddexp = _binary("logaddexp", _fn("logaddexp"), vjp_a=lambda xp, g, a, b, y: g * xp.exp(a - y),
-                    vjp_b=lambda xp, g, a, b, y: g * xp.exp(b - y), reads="own out", dtypes="floating",
-                    doc="log(exp(a) + exp(b))")
+# torch's formula, from the operands alone: a later write into the result leaves backward exact
+logaddexp = _binary("logaddexp", _fn("logaddexp"), vjp_a=lambda xp, g, a, b, y: g / (1 + xp.exp(b - a)),
+                    vjp_b=lambda xp, g, a, b, y: g / (1 + xp.exp(a - b)), reads="own", quiet=True,
+                    dtypes="floating", doc="log(exp(a) + exp(b))")
 copysign = _binary("copysign", _fn("copysign"), vjp_a=_copysign_vjp, vjp_b=_zero, reads="own out",
                    dtypes="floating", doc="|a| with the sign of b; no gradient to b")
 remainder = _binary("remainder", _fn("remainder"), vjp_a=lambda xp, g, a, b, y: g,

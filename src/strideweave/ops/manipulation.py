@@ -33,6 +33,7 @@ class Concat(Primitive):
     """Join Tensors along one top-level mode; ``saved`` holds (rev axis, extents)."""
 
     __slots__ = ()
+    reads_result = False  # backward slices the cotangent alone: a write into the result is recorded on its own
 
     def forward(self, *tensors: Tensor, mode: int = 0, options=None) -> Tensor:
         tensors = _check_tensors(tensors, "concat")
@@ -76,6 +77,7 @@ class Stack(Primitive):
     """Stack equal-shape Tensors along a new top-level mode; ``saved`` is the rev axis."""
 
     __slots__ = ()
+    reads_result = False  # backward indexes the cotangent alone
 
     def forward(self, *tensors: Tensor, mode: int = 0, options=None) -> Tensor:
         tensors = _check_tensors(tensors, "stack")
@@ -114,6 +116,7 @@ class _Selecting(Primitive):
     """Ops over several broadcast operands, some of which may be Python scalars."""
 
     __slots__ = ()
+    reads_result = False  # backward reads the operands (condition, x, bounds), never the result
 
     def operands(self, args: Sequence[Any], options) -> tuple:
         tensors = [a for a in args if isinstance(a, Tensor)]
@@ -189,7 +192,14 @@ class Clip(_Selecting):
         self.place = kind
         self.saved = tuple((name, isinstance(a, Tensor), a if not isinstance(a, Tensor) else None)
                            for name, a in (("low", low), ("high", high)) if a is not None)
-        return wrap(xp.broadcast_to(out, tuple(reversed(leaves_of(modes)))), Layout.canonical(modes), kind)
+        shape = tuple(reversed(leaves_of(modes)))
+        # A result owns a writable buffer: never x's own values (no bound), nor a broadcast_to view of the
+        # right shape (read-only on NumPy, so a later write into the result would fail there).
+        if out is xv:
+            out = xp.asarray(out, copy=True)
+        if tuple(out.shape) != shape:
+            out = xp.asarray(xp.broadcast_to(out, shape), copy=True)
+        return wrap(out, Layout.canonical(modes), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
