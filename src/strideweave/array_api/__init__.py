@@ -179,17 +179,6 @@ newaxis = None
 _INFO = _Info()
 
 
-def _bind_compositions() -> None:
-    """The functions composed of this namespace's own (einsum, the NaN reductions, NumPy's extras) use it."""
-    import sys
-
-    from . import _einsum, _nan_reductions, _numpy_extras
-    for module in (_einsum, _nan_reductions, _numpy_extras):
-        module.bind(sys.modules[__name__])
-
-
-_bind_compositions()
-
 
 def __array_namespace_info__() -> _Info:
     """The inspection object of the standard: devices, dtypes, capabilities."""

@@ -17,16 +17,10 @@ from typing import Any
 
 from ..ops._args import tensor as _check
 from ..tensors.tensor import Tensor
+from ._namespace import namespace
 
 __all__ = ["einsum"]
 
-_XP: Any = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
-
-
-def bind(xp) -> None:
-    """Use ``xp`` (the complete ``strideweave.array_api``) for the functions composed here."""
-    global _XP
-    _XP = xp
 _LETTERS = frozenset(string.ascii_letters)
 
 
@@ -91,8 +85,8 @@ def _diagonal(x: Tensor, term: str) -> tuple[Tensor, str]:
             raise ValueError(f"einsum: label {repeated!r} has extents {n} and {x.shape[q]} in one operand")
         shape = [1] * x.ndim
         shape[p] = shape[q] = n
-        mask = _XP.reshape(_XP.eye(n, dtype=x.dtype, device=x.device), tuple(shape))
-        x = _XP.sum(x * mask, axis=q)
+        mask = namespace().reshape(namespace().eye(n, dtype=x.dtype, device=x.device), tuple(shape))
+        x = namespace().sum(x * mask, axis=q)
         term = term[:q] + term[q + 1:]
 
 
@@ -108,7 +102,7 @@ def einsum(subscripts, /, *operands):
     anchor = next((o for o in operands if isinstance(o, Tensor)), None)
     if anchor is None:
         raise TypeError("einsum needs at least one StrideWeave Tensor operand")
-    operands = tuple(_check(o if isinstance(o, Tensor) else _XP.asarray(o, device=anchor.device), "einsum")
+    operands = tuple(_check(o if isinstance(o, Tensor) else namespace().asarray(o, device=anchor.device), "einsum")
                      for o in operands)
     labels, output = _parse(subscripts, operands)
     terms = []
@@ -125,9 +119,9 @@ def einsum(subscripts, /, *operands):
     def expanded(x, term):
         # permute into the global order, then an extent-1 axis for every label the operand lacks
         present = [c for c in order if c in term]
-        x = _XP.permute_dims(x, tuple(term.index(c) for c in present)) if present != list(term) else x
+        x = namespace().permute_dims(x, tuple(term.index(c) for c in present)) if present != list(term) else x
         shape = tuple(x.shape[present.index(c)] if c in present else 1 for c in order)
-        return _XP.reshape(x, shape) if shape != x.shape else x
+        return namespace().reshape(x, shape) if shape != x.shape else x
 
     acc: Any = None
     live: list = []
@@ -138,8 +132,8 @@ def einsum(subscripts, /, *operands):
         later = set(output).union(*terms[i + 1:])
         done = [c for c in live if c not in later]
         if done:
-            acc = _XP.sum(acc, axis=tuple(order.index(c) for c in done), keepdims=True)
+            acc = namespace().sum(acc, axis=tuple(order.index(c) for c in done), keepdims=True)
             live = [c for c in live if c not in done]
     # the output's labels lead ``order``; what follows are summed-out labels, now of extent 1
     shape = tuple(acc.shape[:len(output)])
-    return acc if acc.shape == shape else _XP.reshape(acc, shape)
+    return acc if acc.shape == shape else namespace().reshape(acc, shape)

@@ -17,20 +17,11 @@ import math
 
 from ..dtypes import as_dtype
 from ..tensors.tensor import Tensor
+from ._namespace import namespace
 
 __all__ = ["FUNCTIONS"]
 
-_XP = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
 
-
-def bind(xp) -> None:
-    """Use ``xp`` (the complete ``strideweave.array_api``) for the functions composed here."""
-    global _XP
-    _XP = xp
-
-
-def _xp():
-    return _XP
 
 
 def _checked(name, a, out=None, **unsupported):
@@ -59,44 +50,44 @@ def _filled(a: Tensor, value) -> tuple[Tensor, Tensor | None]:
     """``a`` with its NaN entries replaced by ``value`` (a recorded ``where``), and the NaN mask."""
     if not _floating(a):
         return a, None
-    xp = _xp()
+    xp = namespace()
     nan = xp.isnan(a)
     return xp.where(nan, xp.asarray(value, dtype=a.dtype, device=a.device), a), nan
 
 
 def _count(a: Tensor, nan, axis, keepdims) -> Tensor:
     """How many entries are not NaN along ``axis``, in ``a``'s dtype."""
-    xp = _xp()
+    xp = namespace()
     valid = xp.ones_like(a) if nan is None else xp.astype(xp.logical_not(nan), a.dtype)
     return xp.sum(valid, axis=axis, keepdims=keepdims)
 
 
 def _as(dtype, a):
-    return a if dtype is None else _xp().astype(a, as_dtype(dtype, "dtype"))
+    return a if dtype is None else namespace().astype(a, as_dtype(dtype, "dtype"))
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``np.nansum``: the sum with NaN counted as zero (zero gradient to NaN entries)."""
     a = _checked("nansum", a, out, initial=initial, where=where)
     filled, _ = _filled(_as(dtype, a), 0)
-    return _xp().sum(filled, axis=_axis(a, axis), keepdims=bool(keepdims))
+    return namespace().sum(filled, axis=_axis(a, axis), keepdims=bool(keepdims))
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``np.nanprod``: the product with NaN counted as one."""
     a = _checked("nanprod", a, out, initial=initial, where=where)
     filled, _ = _filled(_as(dtype, a), 1)
-    return _xp().prod(filled, axis=_axis(a, axis), keepdims=bool(keepdims))
+    return namespace().prod(filled, axis=_axis(a, axis), keepdims=bool(keepdims))
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """``np.nanmean``: the mean of the values that are not NaN (NaN for an all-NaN slice)."""
     a = _as(dtype, _checked("nanmean", a, out, where=where))
     if not _floating(a):
-        a = _xp().astype(a, _xp().float64)
+        a = namespace().astype(a, namespace().float64)
     filled, nan = _filled(a, 0)
     axis = _axis(a, axis)
-    return _xp().sum(filled, axis=axis, keepdims=bool(keepdims)) / _count(a, nan, axis, bool(keepdims))
+    return namespace().sum(filled, axis=axis, keepdims=bool(keepdims)) / _count(a, nan, axis, bool(keepdims))
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
@@ -107,7 +98,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         if ddof != 0:
             raise ValueError("np.nanvar: give ddof or correction, not both")
         ddof = correction
-    xp = _xp()
+    xp = namespace()
     if not _floating(a):
         a = xp.astype(a, xp.float64)
     axis = _axis(a, axis)
@@ -124,7 +115,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 def _squeezed(result: Tensor, axis) -> Tensor:
-    xp = _xp()
+    xp = namespace()
     if axis is None:
         return xp.reshape(result, ())
     return xp.squeeze(result, axis=tuple(a % result.ndim for a in axis))
@@ -134,7 +125,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
            correction=None):
     """``np.nanstd``: the square root of ``nanvar``; a constant slice gets a zero gradient, as torch's ``std``."""
     variance = nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
-    xp = _xp()
+    xp = namespace()
     positive = variance > 0
     # sqrt'(0) is infinite: route the zero variances through a constant, as torch's std masks them.
     root = xp.sqrt(xp.where(positive, variance, xp.ones_like(variance)))
@@ -144,7 +135,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def _extremum(name, fill):
     def reduce(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = _checked(name, a, out, initial=initial, where=where)
-        xp = _xp()
+        xp = namespace()
         filled, nan = _filled(a, fill)
         result = getattr(xp, name[3:])(filled, axis=_axis(a, axis), keepdims=bool(keepdims))
         if nan is None:
@@ -159,7 +150,7 @@ def _extremum(name, fill):
 def _arg_extremum(name, fill):
     def reduce(a, axis=None, out=None, *, keepdims=False):
         a = _checked(name, a, out)
-        xp = _xp()
+        xp = namespace()
         filled, nan = _filled(a, fill)
         if nan is not None and bool(xp.any(xp.all(nan, axis=axis))):
             raise ValueError(f"np.{name}: All-NaN slice encountered")
@@ -176,7 +167,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     """``np.nancumsum``: the cumulative sum with NaN counted as zero (``axis=None``: over the flattened values)."""
     a = _checked("nancumsum", a, out)
     filled, _ = _filled(a, 0)
-    xp = _xp()
+    xp = namespace()
     if axis is None:
         filled, axis = xp.reshape(filled, (-1,)), 0
     return xp.cumulative_sum(filled, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "dtype"))
@@ -186,7 +177,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     """``np.nancumprod``: the cumulative product with NaN counted as one."""
     a = _checked("nancumprod", a, out)
     filled, _ = _filled(a, 1)
-    xp = _xp()
+    xp = namespace()
     if axis is None:
         filled, axis = xp.reshape(filled, (-1,)), 0
     return xp.cumulative_prod(filled, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "dtype"))

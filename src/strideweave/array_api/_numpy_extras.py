@@ -19,6 +19,7 @@ from ..ops._args import tensor as _check
 from ..ops.arrays import std as _std
 from ..ops.arrays import var as _var
 from ..tensors.tensor import Tensor
+from ._namespace import namespace
 
 __all__ = [
     "gradient",
@@ -33,17 +34,7 @@ __all__ = [
     "var",
 ]
 
-_XP = None  # strideweave.array_api, bound by bind() once the namespace is complete (it imports this module)
 
-
-def bind(xp) -> None:
-    """Use ``xp`` (the complete ``strideweave.array_api``) for the functions composed here."""
-    global _XP
-    _XP = xp
-
-
-def _xp():
-    return _XP
 
 
 def _pairs(value, ndim: int, name: str) -> list:
@@ -62,7 +53,7 @@ def _pairs(value, ndim: int, name: str) -> list:
 
 def pad(array, pad_width, mode="constant", *, constant_values=0, **kwargs):
     """``np.pad`` in ``mode="constant"``: ``array`` surrounded by ``constant_values`` (differentiable)."""
-    xp = _xp()
+    xp = namespace()
     x = _check(array, "pad")
     if mode != "constant" or kwargs:
         extra = f"mode={mode!r}" if mode != "constant" else ", ".join(f"{k}=" for k in kwargs)
@@ -85,7 +76,7 @@ def pad(array, pad_width, mode="constant", *, constant_values=0, **kwargs):
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """``np.isin``: whether each element of ``element`` is one of ``test_elements`` (Bool, no gradient)."""
-    xp = _xp()
+    xp = namespace()
     x = _check(element, "isin")
     tests = test_elements if isinstance(test_elements, Tensor) else xp.asarray(
         np.asarray(test_elements), device=x.device)
@@ -96,7 +87,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 
 def _interpolated(sorted_x, q, axis: int, method: str):
     """NumPy's ``linear`` quantiles of values already sorted along ``axis`` (q first in the result)."""
-    xp = _xp()
+    xp = namespace()
     n = sorted_x.shape[axis]
     qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if np.any((qs < 0) | (qs > 1)):
@@ -118,7 +109,7 @@ def _interpolated(sorted_x, q, axis: int, method: str):
 def quantile(a, q, axis=None, *, method="linear", keepdims=False, out=None, overwrite_input=False,
              weights=None, interpolation=None):
     """``np.quantile`` with ``method="linear"`` (NumPy's default): sort, then interpolate (differentiable)."""
-    xp = _xp()
+    xp = namespace()
     x = _check(a, "quantile")
     if method != "linear" or interpolation is not None or weights is not None or out is not None:
         raise NotImplementedError(f"quantile: only method='linear' without weights= or out= is implemented for "
@@ -138,7 +129,7 @@ def quantile(a, q, axis=None, *, method="linear", keepdims=False, out=None, over
 
 def nanquantile(a, q, axis=None, **kwargs):
     """``np.nanquantile``: ``quantile`` when ``a`` holds no NaN; a NaN raises ``NotImplementedError``."""
-    xp = _xp()
+    xp = namespace()
     x = _check(a, "nanquantile")
     if x._dtype.kind in ("float", "complex") and bool(xp.any(xp.isnan(x))):
         raise NotImplementedError("np.nanquantile on a StrideWeave Tensor that holds NaN is not implemented; drop "
@@ -152,7 +143,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     Second-order central differences inside (NumPy's formula for uneven
     spacing), one-sided first-order differences at the two ends.
     """
-    xp = _xp()
+    xp = namespace()
     x = _check(f, "gradient")
     if axis is None and x.ndim == 1:
         axis = 0
@@ -199,7 +190,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
 
     xarray's ``rolling`` reaches it as ``xp.lib.stride_tricks.sliding_window_view``.
     """
-    xp = _xp()
+    xp = namespace()
     x = _check(x, "sliding_window_view")
     shapes = tuple(window_shape) if isinstance(window_shape, (tuple, list)) else (window_shape,)
     if axis is None:
@@ -257,4 +248,4 @@ var = _with_ddof("var", _var)
 def transpose(x, axes=None):
     """NumPy's ``transpose``: the axes reversed, or reordered by ``axes`` (xarray calls ``xp.transpose``)."""
     x = _check(x, "transpose")
-    return _xp().permute_dims(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else tuple(axes))
+    return namespace().permute_dims(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else tuple(axes))
