@@ -45,11 +45,13 @@ class IdentityMarks:
         return ref is not None and ref() is obj
 
     def __len__(self) -> int:
-        return sum(1 for ref in list(self._refs.values()) if ref() is not None)
+        return sum(1 for ref in self._refs.copy().values() if ref() is not None)
 
     def _sweep(self) -> None:
         refs = self._refs
-        for key, ref in list(refs.items()):  # a snapshot: other threads may mark meanwhile
+        # A snapshot, since other threads may mark meanwhile: dict.copy() copies in one step, where
+        # list(refs.items()) allocates a tuple per entry and a collection it triggers can switch threads.
+        for key, ref in refs.copy().items():
             if ref() is None and refs.get(key) is ref:
                 popped = refs.pop(key, None)
                 if popped is not None and popped is not ref:
