@@ -85,3 +85,35 @@ def test_a_node_out_of_date_before_a_write_stays_refused(carrier):
     with pytest.raises(RuntimeError, match=IN_PLACE):
         y.sum().backward()
     assert x.grad is None
+
+
+def test_a_node_given_a_copy_keeps_refusing_its_other_changed_inputs(carrier):
+    """A write gives a node a copy of the storage it overwrites; the node's other saved inputs keep their
+    saved versions, so a change to one of them still fails backward (as torch fails) instead of being
+    taken as seen."""
+    x = _x(carrier)
+    d = sw.tensor(np.array([1.0, 2.0, 3.0, 4.0], np.float32), carrier=carrier)
+    y = x * 2.0
+    p = y * d                     # multiply saves y and d, and reads both at backward
+    with sw.no_grad():
+        d[0] = 100.0              # an update to d after multiply saved it
+    y[2:4] = p[0:2]               # a recorded write into y whose value's graph holds that multiply
+    with pytest.raises(RuntimeError, match=IN_PLACE):
+        y.sum().backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("method", ["fill_", "copy_", "add_"])
+@pytest.mark.parametrize("library", ["numpy", "torch", "array_api_strict"])  # JAX keeps float32 without x64 mode
+def test_a_value_that_left_float32_fails_backward_through_every_write_method(library, method):
+    """fill_, copy_ and add_ share one path: a floating value computed from a Float32 graph is cast back
+    through a recorded astype, whose node fails a backward that reaches it (no silent zero gradient)."""
+    import strideweave.array_api as xp
+
+    pytest.importorskip(library)
+    x = _x(library)
+    y = x * 2.0
+    getattr(y, method)(xp.astype(xp.sum(x), xp.float64))
+    with pytest.raises(sw.Float32RuleError):
+        y.sum().backward()
+    assert x.grad is None
