@@ -145,6 +145,7 @@ def _routing_for(name: str, other: Any, result: Tensor):
 
 
 def _no_routing(node: Operation, index: int) -> bool:
+    """No node of this write routes cotangents beyond what its class says (``_write_plan._routes_only``)."""
     return False
 
 
@@ -166,11 +167,11 @@ def _updated(target: Tensor, base: Tensor, write: Callable[[], None]) -> None:
 
 def _record(target: Tensor, base: Tensor, value: Any, write: Callable[[], None], *,
             parts: tuple | None = None, selected: tuple | None = None,
-            routing: Callable[[Operation, int], bool] | None = None) -> None:
+            routing: Callable[[Operation, int], bool] = _no_routing) -> None:
     if isinstance(value, Tensor) and _shares(value, base._carriers):
         value = _ops.copy(value)  # an overlapping source is read before anything is written
     plan = _Plan(base)
-    plan.detach_references(copy=plan.find(value, routing=routing or _no_routing))
+    plan.detach_references(copy=plan.find(value, routing=routing))
     _commit(plan, target, value, write, parts, tuple(target.shape) if selected is None else selected)
 
 
