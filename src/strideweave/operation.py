@@ -385,7 +385,7 @@ class Operation:
                 if watch is not None and (watch.verified_epoch != epoch or watch.verified_version != carrier._version):
                     watch.verify(carrier)
             current = tuple([c._version for c in carriers])
-        if current != self._versions:
+        if current != self._versions and not (self._routes and self._writes_accepted()):
             raise InPlaceModificationError(
                 f"in-place modification detected: storage saved by {type(self).__name__} for backward was "
                 f"modified after the forward pass (saved versions {self._versions}, current versions "
@@ -411,6 +411,77 @@ class Operation:
     def __repr__(self) -> str:
         state = "released" if self._released else f"{len(self._inputs)} saved inputs"
         return f"<{type(self).__name__} node, {state}>"
+
+    # -- recorded in-place writes (array_api/_writes.py): what a write into saved storage asks of a node ----
+    #: ids of the saved carriers whose recorded writes this node accepts (``routes_through``): a per-forward
+    #: fact, set when a write finds the node routing cotangents through that storage.
+    _routes: frozenset = frozenset()
+
+    def replace_input(self, index: int, stand_in: Tensor) -> None:
+        """Save ``stand_in`` in place of input ``index``, whose storage a recorded write is about to
+        overwrite: it holds that input's values and history from before the write (over the storage
+        itself or over a copy of it). The node keeps the versions it saved; a carrier new to it (the
+        copy) is saved at its version now."""
+        before = _unique_carriers(self._inputs)
+        saved = {id(c): v for c, v in zip(before, self._versions)}
+        inputs = list(self._inputs)
+        inputs[index] = stand_in
+        self._inputs = tuple(inputs)
+        after = _unique_carriers(self._inputs)
+        self._versions = tuple([saved.get(id(c), c._version) for c in after])
+        if self._routes:  # a carrier the node no longer saves leaves its routes (its id may be reused)
+            self._routes = self._routes & {id(c) for c in after}
+
+    def routes_through(self, carriers: tuple) -> None:
+        """Note that backward reads none of the values this node saved in ``carriers``, only routes
+        cotangents through them: recorded writes into them from now on change nothing it computes, so
+        its version check accepts them (``accept_recorded_write``). Storage changed otherwise since the
+        node saved it stays refused."""
+        wanted = {id(c) for c in carriers}
+        routed = {id(c) for c, v in self.input_versions() if id(c) in wanted and self._sees(c, v)}
+        if routed:
+            self._routes = self._routes | routed
+
+    def stale_in(self, carriers: tuple) -> bool:
+        """Whether the version check refuses a change made to one of ``carriers`` since the node saved it."""
+        wanted = {id(c) for c in carriers}
+        return any(id(c) in wanted and not self._sees(c, v) for c, v in self.input_versions())
+
+    def stop_result_check(self) -> None:
+        """Leave the check of the result's storage to another node, unless backward reads the result
+        (``reads_result``): a recorded write overwrites that storage while this history lives on in a
+        stand-in or in the write's ``before``, or (a view of a written base) the base's node checks it."""
+        if not self.reads_result:
+            self._result_state = None
+
+    def _sees(self, carrier: Any, version: int) -> bool:
+        """Whether ``carrier``, saved at ``version``, passes the version check."""
+        return carrier._version == version or (id(carrier) in self._routes and _recorded_since(carrier, version))
+
+    def _writes_accepted(self) -> bool:
+        """Whether every change to the saved storage is a recorded write into storage the node routes through."""
+        return all(self._sees(c, v) for c, v in self.input_versions())
+
+
+def accept_recorded_write(carriers: tuple, before: tuple) -> None:
+    """A recorded write just moved ``carriers`` on from the versions ``before``.
+
+    Each carrier keeps the run of versions its recorded writes span
+    (``_recorded_run``, from its start to the version now): a node that routes
+    cotangents through the storage (``Operation.routes_through``) accepts the
+    change from its saved version when that version lies in the run. Any
+    other change (an update, a write outside StrideWeave) ends the run.
+    """
+    for carrier, version in zip(carriers, before):
+        run = getattr(carrier, "_recorded_run", None)
+        start = run[0] if run is not None and run[1] == version else version
+        carrier._recorded_run = (start, carrier._version)
+
+
+def _recorded_since(carrier: Any, version: int) -> bool:
+    """Whether every change to ``carrier`` since ``version`` was a recorded write."""
+    run = getattr(carrier, "_recorded_run", None)
+    return run is not None and run[0] <= version and run[1] == carrier._version
 
 
 class NoGradientPath(Operation):

@@ -26,7 +26,8 @@ from ..ops.views import setitem as _view_setitem
 from ..tensors.creation import tensor
 from ..tensors.tensor import Tensor
 from ..tensors.writes import write
-from ._writes import _offsets, recorded_setitem
+from ._write_plan import _offsets
+from ._writes import recorded_setitem
 
 __all__ = ["getitem", "setitem"]
 

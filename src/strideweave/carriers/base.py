@@ -75,6 +75,7 @@ class Carrier(GenericHooks):
         "_kind",
         "_last_gather",
         "_native",
+        "_recorded_run",  # unset until a recorded write: see ``operation.accept_recorded_write``
         "_size",
         "_unread",
         "_version",

@@ -107,8 +107,8 @@ class Matmul(Primitive):
                 av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
                 if not kind[0].keeps_shape:
                     # Views of the inputs' buffers (no copy where reshapes are views), for backward while
-                    # the node holds these inputs (a recorded write into them gives it stand-ins instead).
-                    self.saved = (a, b, av, bv)
+                    # the node holds these inputs (``replace_input`` drops them).
+                    self.saved = (av, bv)
             else:
                 av, bv = _both(mode_operand, a, b, kind)
             out = bv @ av
@@ -125,14 +125,19 @@ class Matmul(Primitive):
 
     supports_batched = True
 
+    def replace_input(self, index: int, stand_in: Tensor) -> None:
+        if self.saved is not _ROWS:
+            self.saved = None  # views of the replaced input's buffer, which a write is about to overwrite
+        super().replace_input(index, stand_in)
+
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.place
         a, b = self._inputs
         saved = self.saved
         if saved is _ROWS:
             return _backward_rows(self, g, request)
-        if saved is not None and saved[0] is a and saved[1] is b:
-            av, bv = saved[2], saved[3]
+        if saved is not None:
+            av, bv = saved
         else:
             av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
         g = reshaped(g, (bv.shape[0], av.shape[1]), kind)  # the rev shape of the result, ``bv @ av``
