@@ -101,17 +101,8 @@ def discover(root: Any) -> tuple[dict, list]:
     return dependencies, nodes
 
 
-def _receiver(tensor: Tensor, result_of: dict, leaves: dict) -> int:
-    """The key a cotangent for ``tensor`` is pending under: its node, or itself for a leaf."""
-    child = tensor._ctx
-    if child is None:
-        key = id(tensor)
-        leaves[key] = tensor
-        return key
-    key = id(child)
-    if key not in result_of:
-        result_of[key] = tensor
-    return key
+#: The record of a node no contribution reached.
+_NO_RECORD = (None, False)
 
 
 class Traversal:
@@ -167,7 +158,7 @@ class Traversal:
         else:
             carrier = tensor._carrier_tuple[0]  # type: ignore[index]  # no ``_raw``: the carriers exist
             kind = carrier._kind or carrier.kind
-        return Tensor._make(kind[0]._adopt(value, kind[1], kind[2], kind), tensor._layout, 0)
+        return Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind), tensor._layout, 0)
 
     def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:
         """A pending record ``(value, owned)`` for ``tensor`` with its value made a Tensor."""
@@ -220,186 +211,160 @@ class Traversal:
     def run(self, root: Any, cotangent: Tensor, root_tensor: Tensor | None, dependencies: dict) -> None:
         """Run every node under ``root`` once, after all its consumers, and settle the leaves' totals.
 
-        Cotangents are Tensors, or raw buffers between flat built-in nodes: a
-        1-D native array in the storage order of the dense Tensor it is for,
-        made a Tensor only where something observes it (see ``as_tensor``).
+        One loop: take a node and its cotangent record, call its rule with a
+        ``Request``, hand each input's contribution on (``contribute``). A node
+        whose last contribution was just handed on runs next, its cotangent
+        passed along without a round trip through ``pending`` (a chain of
+        elementwise ops, mostly). ``direct``: that cotangent is a raw buffer
+        ``backward_flat`` made (the traversal is unbatched), which a flat
+        node takes as it is unless its total is observed; anything else goes
+        through ``received`` (settling, placing, ``Ones``, the rule's form).
         """
-        pending = self.pending
-        pending[id(root)] = (cotangent, False)
-        result_of = self.result_of
+        pending, result_of, leaves = self.pending, self.result_of, self.leaves
+        received, rule, contribute = self.received, self.rule, self.contribute
+        unbatched = self.batch is None
+        float32 = _FLOAT32
+        prune = not self.accumulate
+        # An unpruned traversal's requests, by the incoming cotangent's ownership: for ``backward_flat``,
+        # and for a rule (``Unplaced`` cotangents welcome, unless batched). Indexed, not hashed: once per node.
+        flat_requests = (REQUESTS[False, False], REQUESTS[False, True])
+        rule_requests = (REQUESTS[unbatched, False], REQUESTS[unbatched, True])
+        # Every reached Tensor's result is kept where every total is observed.
+        observe_all = bool(self.requested) or not unbatched
         if root_tensor is not None:
             result_of[id(root)] = root_tensor
-        leaves = self.leaves
-        contribute = self.contribute
-        batch = self.batch
-        requested = self.requested
-        observe_all = bool(requested) or batch is not None  # every reached Tensor's total is wanted
-        prune = not self.accumulate
-        ready = [root]
-        # A node whose one and last cotangent a flat node just produced runs next without
-        # passing through ``pending`` and ``ready`` (a chain of elementwise ops, mostly).
-        next_node = next_gradient = None
-        next_owned = owned = False
-        chain = batch is None and not observe_all and not prune
+        ready: list = []
+        node, gradient, owned, direct = root, cotangent, False, False
         while True:
-            if next_node is not None:
-                node, gradient, owned, next_node = next_node, next_gradient, next_owned, None
-                key = id(node)
-                inputs = node._inputs
-                # A chain of flat one-input nodes (elementwise work on one value): the cotangent is a raw
-                # buffer nobody observes, and an input made by ``_from_raw`` was never written, so
-                # nothing needs settling or checking. The general path below does the same, slower.
-                if chain and node.flat and len(inputs) == 1 and node._result_state is None \
-                        and key not in result_of:
-                    tensor = inputs[0]
-                    child = tensor._ctx
-                    if child is not None and tensor._raw is not None:
-                        grads, allocated = node.backward_flat(gradient, REQUESTS[False, owned])
-                        contribution = grads[0]
-                        fresh = allocated[0]
-                        tkey = id(child)
-                        remaining = dependencies[tkey] - 1
-                        dependencies[tkey] = remaining
-                        if contribution is None or tensor._dtype is not _FLOAT32:
-                            if remaining == 0:
-                                ready.append(child)
-                            continue
-                        if not child.flat or tensor._retains_grad:
-                            result_of.setdefault(tkey, tensor)
-                        if remaining == 0 and tkey not in pending:
-                            next_node, next_gradient, next_owned = child, contribution, fresh
-                            continue
-                        if remaining == 0:
-                            ready.append(child)
-                        contribute(tkey, tensor, contribution, fresh)
-                        continue
-            elif ready:
+            if node is None:
+                if not ready:
+                    break
                 node = ready.pop()
-                key = id(node)
-                record = pending.pop(key, None)
-                gradient = None
-                if record is not None:
-                    gradient, owned = record
-            else:
-                break
+                gradient, owned = pending.pop(id(node), _NO_RECORD)
+                direct = False
             inputs = node._inputs
-            if gradient is not None:
-                # (a chain of flat nodes leaves ``result_of`` empty: no lookup per node)
-                # None only where no total is settled here (a flat chain), whose gradients need no result
-                result: Tensor = result_of.pop(key, None) if result_of else None  # type: ignore[assignment]
-                # Settled here: a retained or requested result, or one whose layout is not injective
-                # (a flat node's result is dense). Settling any other one would change nothing.
-                observed = result is not None and (result._retains_grad or (
-                    observe_all and id(result) in requested) or (
-                    not node.flat and result._layout.aliasing() != "injective"))
-                if gradient.__class__ is Unplaced:
-                    ones = None
-                    if gradient.unit and not observed and node.builtin:
-                        # Ones nobody observes, for a node that only scales them, are never filled.
-                        ones = node.ones_for(gradient.values.dtype)
-                    if ones is None:
-                        gradient, owned = self.as_tensor(result, gradient), True
-                    else:
-                        gradient, owned = ones, False
-                raw = not isinstance(gradient, Tensor)
-                if observed:
-                    if raw:
-                        gradient, raw = self.as_tensor(result, gradient), False
-                    # The settled total is staged as it is: nothing may add into it or take it over.
-                    gradient, owned = self.settle(result, gradient, owned), False
+            if gradient is None:  # reached, but nothing arrived: its inputs get nothing either
+                contributions = ownership = (None,) * len(inputs)
+                flat = True
+            else:
+                flat = direct and node.flat and id(node) not in result_of
+                if not flat:
+                    gradient, owned, flat = received(node, gradient, owned)
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
                     node._check_versions()  # (a lone input and a result without carriers: nothing written)
-                wanted = None
-                if prune and node.builtin:
-                    # Functional grad: a leaf nobody asked for needs no cotangent.
-                    wanted = tuple([t._ctx is not None or id(t) in requested for t in inputs])
-                    if False not in wanted:
-                        wanted = None
-                flat = None
-                if node.flat and batch is None:
-                    flat = gradient if raw else node.flat_cotangent(gradient)
-                if flat is None:
-                    if raw and gradient.__class__ is not Ones:
-                        gradient = self.as_tensor(result, gradient)
-                    self.run_rule(node, gradient, owned, wanted)
+                request = self.request(node, flat, owned) if prune else (flat_requests if flat else rule_requests)[owned]
+                if flat:
+                    contributions, ownership = node.backward_flat(gradient, request)
                 else:
-                    grads, allocated = node.backward_flat(
-                        flat, REQUESTS[False, owned] if wanted is None else Request(wanted, False, owned))
-                    # One pass per input: count the edge as consumed, then add the contribution.
-                    for tensor, contribution, fresh in zip(inputs, grads, allocated):
-                        child = tensor._ctx
-                        if child is None:
-                            if contribution is None or tensor._dtype is not _FLOAT32:
-                                continue
-                            tkey = id(tensor)
-                            leaves[tkey] = tensor
-                        else:
-                            tkey = id(child)
-                            remaining = dependencies[tkey] - 1
-                            dependencies[tkey] = remaining
-                            if contribution is None or tensor._dtype is not _FLOAT32:
-                                if remaining == 0:
-                                    ready.append(child)
-                                continue
-                            if not child.flat or observe_all or tensor._retains_grad:
-                                # A flat node's dense result is needed only to be observed.
-                                result_of.setdefault(tkey, tensor)
-                            if remaining == 0:
-                                if next_node is None and tkey not in pending:
-                                    next_node, next_gradient, next_owned = child, contribution, fresh
-                                    continue
-                                ready.append(child)
-                        contribute(tkey, tensor, contribution, fresh)
-                    continue
+                    contributions, ownership = rule(node, gradient, request)
+            # A Tensor made from a raw contribution needs its receiver's result; a flat
+            # node's dense result is needed only to be observed.
+            keep_result = observe_all or not flat
+            node = None
+            index = 0  # (a counter, not ``zip``: a third cheaper per node, and chains are long)
             for tensor in inputs:
+                contribution, owns = contributions[index], ownership[index]
+                index += 1
                 child = tensor._ctx
-                if child is not None:
-                    ckey = id(child)
-                    remaining = dependencies[ckey] - 1
-                    dependencies[ckey] = remaining
+                if child is None:
+                    if contribution is None or tensor._dtype is not float32:
+                        continue
+                    key = id(tensor)
+                    leaves[key] = tensor
+                else:
+                    key = id(child)
+                    remaining = dependencies[key] - 1
+                    dependencies[key] = remaining
+                    if contribution is None or tensor._dtype is not float32:
+                        if remaining == 0:
+                            ready.append(child)
+                        continue
+                    if keep_result or not child.flat or tensor._retains_grad:
+                        result_of.setdefault(key, tensor)
                     if remaining == 0:
+                        if node is None and key not in pending:  # the chain hand-off
+                            node, gradient, owned, direct = child, contribution, owns, flat
+                            continue
                         ready.append(child)
-        for tkey, leaf in leaves.items():
-            total, owned = pending[tkey]
-            if not isinstance(total, Tensor):  # a raw buffer, adopted as it is, or Unplaced values, placed fresh
-                owned = owned or total.__class__ is Unplaced
-                total = self.as_tensor(leaf, total)
-            self.settle(leaf, total, owned)
+                contribute(key, tensor, contribution, owns)
+        self.settle_leaves()
 
-    def run_rule(self, node: Any, gradient: Any, owned: bool, wanted: tuple | None) -> None:
-        """Run ``node.backward`` on its cotangent Tensor (or ``Ones``) and route what it returns."""
-        if not node.builtin:
-            # A custom backward may write into its gradient: hand it a private
-            # copy, never a view of saved values, another cotangent or a .grad.
-            self.route(node, node.backward(private_copy(gradient)), None)
-            return
-        # What this traversal asks of the call, as an argument: the node is shared with every other
-        # traversal that reaches it. ``defer``: Unplaced cotangents are welcome (not in a batch).
-        defer = self.batch is None
-        request = REQUESTS[defer, owned] if wanted is None else Request(wanted, defer, owned)
-        grads, fresh = node.pullback(gradient, request)
-        self.route(node, grads, fresh)
+    def received(self, node: Any, gradient: Any, owned: bool) -> tuple[Any, bool, bool]:
+        """``node``'s cotangent record in the form its rule takes: ``(gradient, owned, flat)``.
 
-    def route(self, node: Any, grads: Any, owned: tuple | None) -> None:
-        """Add the cotangents a node's rule returned to its inputs' pending totals.
-
-        ``owned``: for each, whether this traversal owns it (None: none is, as for a custom backward).
+        ``flat``: a raw buffer for ``backward_flat``; else a Tensor, or ``Ones``
+        for a built-in that only scales them. Settled here first: a retained or
+        requested result, or one whose layout is not injective (a flat node's
+        result is dense); settling any other one would change nothing. A settled
+        total is staged as it is: nothing may add into it or take it over.
         """
+        result_of = self.result_of
+        # None only where no total is settled here (a flat chain), whose gradients need no result.
+        result: Tensor = result_of.pop(id(node), None) if result_of else None  # type: ignore[assignment]
+        observed = result is not None and (result._retains_grad or id(result) in self.requested or (
+            not node.flat and result._layout.aliasing() != "injective"))
+        if gradient.__class__ is Unplaced:
+            ones = None
+            if gradient.unit and not observed and node.builtin:
+                # Ones nobody observes, for a node that only scales them, are never filled.
+                ones = node.ones_for(gradient.values.dtype)
+            if ones is None:
+                gradient, owned = self.as_tensor(result, gradient), True
+            else:
+                gradient, owned = ones, False
+        raw = not isinstance(gradient, Tensor)
+        if observed:
+            if raw:
+                gradient, raw = self.as_tensor(result, gradient), False
+            gradient, owned = self.settle(result, gradient, owned), False
+        if node.flat and self.batch is None:
+            flat = gradient if raw else node.flat_cotangent(gradient)
+            if flat is not None:
+                return flat, owned, True
+        if raw and gradient.__class__ is not Ones:
+            gradient = self.as_tensor(result, gradient)
+        return gradient, owned, False
+
+    def request(self, node: Any, flat: bool, owned: bool) -> Request:
+        """What a pruned traversal (functional ``grad``) asks of ``node``: no cotangent for a leaf nobody asked for.
+
+        ``defer``: ``Unplaced`` cotangents are welcome (from ``pullback``, not in a batch).
+        """
+        defer = not flat and self.batch is None
+        if node.builtin:
+            requested = self.requested
+            wanted = tuple([t._ctx is not None or id(t) in requested for t in node._inputs])
+            if False in wanted:
+                return Request(wanted, defer, owned)
+        return REQUESTS[defer, owned]
+
+    def rule(self, node: Any, gradient: Any, request: Request) -> tuple[Any, Any]:
+        """Call a node's rule on its cotangent Tensor (or ``Ones``): its checked contributions and their ownership."""
         inputs = node._inputs
-        batch = self.batch
-        if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
-            count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
+        if node.builtin:
+            contributions, ownership = node.pullback(gradient, request)
+        else:
+            # A custom backward may write into its gradient: hand it a private copy, never
+            # a view of saved values, another cotangent or a .grad. It owns nothing it returns.
+            contributions, ownership = node.backward(private_copy(gradient)), None
+        if not isinstance(contributions, (tuple, list)) or len(contributions) != len(inputs):
+            count = len(contributions) if isinstance(contributions, (tuple, list)) else type(contributions).__name__
             raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
                              f"{len(inputs)} saved Tensor inputs; it must return one per input")
-        result_of, leaves = self.result_of, self.leaves
-        for index, (tensor, contribution) in enumerate(zip(inputs, grads)):
-            if contribution is None or tensor._dtype is not _FLOAT32:
+        batch = self.batch
+        for tensor, contribution in zip(inputs, contributions):
+            if contribution is None or tensor._dtype is not _FLOAT32 or contribution.__class__ is Unplaced:
                 continue
-            if contribution.__class__ is not Unplaced and (batch is not None or contribution.__class__ is not Tensor
-                                                          or contribution._layout is not tensor._layout):
+            if batch is not None or contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced", batch)
-            self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution,
-                            owned is not None and owned[index])
+        return contributions, (False,) * len(inputs) if ownership is None else ownership
+
+    def settle_leaves(self) -> None:
+        """Settle every reached leaf's total, made a Tensor (a raw buffer adopted, ``Unplaced`` placed fresh)."""
+        pending = self.pending
+        for key, leaf in self.leaves.items():
+            total, owned = pending[key]
+            self.settle(leaf, *self.tensor_record(leaf, total, owned))
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.
