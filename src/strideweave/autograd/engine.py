@@ -103,6 +103,8 @@ def discover(root: Any) -> tuple[dict, list]:
 
 #: The record of a node no contribution reached.
 _NO_RECORD = (None, False)
+#: The cotangent forms that are not a raw buffer (see ``Traversal.run``).
+_NOT_RAW = (Tensor, Unplaced)
 
 
 class Traversal:
@@ -213,24 +215,20 @@ class Traversal:
 
         One loop: take a node and its cotangent record, call its rule with a
         ``Request``, hand each input's contribution on (``contribute``). A node
-        whose last contribution was just handed on runs next, its cotangent
+        whose last contribution was just handed on runs next, that cotangent
         passed along without a round trip through ``pending`` (a chain of
-        elementwise ops, mostly). ``direct``: that cotangent is a raw buffer
-        ``backward_flat`` made (the traversal is unbatched), which a flat
-        node takes as it is unless its total is observed; anything else goes
-        through ``received`` (settling, placing, ``Ones``, the rule's form).
+        elementwise ops, mostly). ``direct``: the cotangent is a raw buffer
+        (only ``backward_flat`` makes them), which a flat node takes as it is
+        unless its total is observed; anything else goes through ``received``.
         """
         pending, result_of, leaves = self.pending, self.result_of, self.leaves
         received, rule, contribute = self.received, self.rule, self.contribute
-        unbatched = self.batch is None
-        float32 = _FLOAT32
-        prune = not self.accumulate
-        # An unpruned traversal's requests, by the incoming cotangent's ownership: for ``backward_flat``,
-        # and for a rule (``Unplaced`` cotangents welcome, unless batched). Indexed, not hashed: once per node.
-        flat_requests = (REQUESTS[False, False], REQUESTS[False, True])
+        unbatched, prune, float32 = self.batch is None, not self.accumulate, _FLOAT32
+        # An unpruned traversal's requests by [flat call][incoming cotangent owned], indexed, not hashed: once
+        # per node. A rule, unlike ``backward_flat``, may return ``Unplaced`` cotangents unless batched.
         rule_requests = (REQUESTS[unbatched, False], REQUESTS[unbatched, True])
-        # Every reached Tensor's result is kept where every total is observed.
-        observe_all = bool(self.requested) or not unbatched
+        requests = (rule_requests, (REQUESTS[False, False], REQUESTS[False, True]))
+        observe_all = bool(self.requested) or not unbatched  # every reached Tensor's total is wanted
         if root_tensor is not None:
             result_of[id(root)] = root_tensor
         ready: list = []
@@ -241,24 +239,23 @@ class Traversal:
                     break
                 node = ready.pop()
                 gradient, owned = pending.pop(id(node), _NO_RECORD)
-                direct = False
+                direct = not isinstance(gradient, _NOT_RAW)  # a sum of raw buffers, or None (not read)
             inputs = node._inputs
             if gradient is None:  # reached, but nothing arrived: its inputs get nothing either
                 contributions = ownership = (None,) * len(inputs)
                 flat = True
             else:
-                flat = direct and node.flat and id(node) not in result_of
+                flat = direct and node.flat and (not result_of or id(node) not in result_of)
                 if not flat:
                     gradient, owned, flat = received(node, gradient, owned)
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
                     node._check_versions()  # (a lone input and a result without carriers: nothing written)
-                request = self.request(node, flat, owned) if prune else (flat_requests if flat else rule_requests)[owned]
+                request = self.request(node, flat, owned) if prune else requests[flat][owned]
                 if flat:
                     contributions, ownership = node.backward_flat(gradient, request)
                 else:
                     contributions, ownership = rule(node, gradient, request)
-            # A Tensor made from a raw contribution needs its receiver's result; a flat
-            # node's dense result is needed only to be observed.
+            # A flat node's dense result is needed only to be observed, or to make a Tensor of a rule's output.
             keep_result = observe_all or not flat
             node = None
             index = 0  # (a counter, not ``zip``: a third cheaper per node, and chains are long)
@@ -364,7 +361,10 @@ class Traversal:
         pending = self.pending
         for key, leaf in self.leaves.items():
             total, owned = pending[key]
-            self.settle(leaf, *self.tensor_record(leaf, total, owned))
+            if not isinstance(total, Tensor):  # (``tensor_record`` inlined: once per leaf)
+                owned = owned or total.__class__ is Unplaced
+                total = self.as_tensor(leaf, total)
+            self.settle(leaf, total, owned)
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.
@@ -376,9 +376,15 @@ class Traversal:
         staged = self.staged
         if not staged:
             return
-        with locked([tensor for tensor, _, _ in staged]):
-            updates = [(tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
-                        else accumulated_gradient(tensor, total, owned)) for tensor, total, owned in staged]
+        # Loops, not comprehensions: each of those is one more Python call per step.
+        targets = []
+        for tensor, _, _ in staged:
+            targets.append(tensor)
+        with locked(targets):
+            updates = []
+            for tensor, total, owned in staged:
+                updates.append((tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
+                                else accumulated_gradient(tensor, total, owned)))
             for tensor, value in updates:
                 _GRADIENTS.add(value)
                 tensor._grad = value
