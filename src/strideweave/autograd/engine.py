@@ -189,7 +189,7 @@ class Traversal:
         if total_class is not Unplaced and value_class is not Unplaced \
                 and not isinstance(total, Tensor) and not isinstance(value, Tensor):
             # Two raw buffers (the flat path): add natively.
-            cls = where(tensor)[0]
+            cls = where(tensor).cls
             if total_owned:
                 total = cls._accumulate(total, value)
             elif owned:
