@@ -1,17 +1,20 @@
 """The reverse-mode traversal engine behind ``backward``, ``backwards_traversal`` and ``grad``.
 
 Discovery is an iterative depth-first walk that counts, for every node, the
-edges through which consumers reach it. Execution pops nodes whose count has
-dropped to zero, so a node runs only after every consumer contributed, and
-each node runs at most once. Cotangents are keyed by node (by Tensor for
-leaves). Nothing recurses, so graph depth is bounded by memory alone.
+edges through which consumers reach it. Execution is one loop: take a node
+whose count has dropped to zero and its cotangent record, call its rule
+with a ``Request``, hand each input's contribution on. A node runs only
+after every consumer contributed, and at most once; the node whose last
+contribution was just handed on runs next, without a round trip through
+``pending``. Cotangents are keyed by node (by Tensor for leaves). Nothing
+recurses, so graph depth is bounded by memory alone.
 
-Between built-in nodes that ran on flat buffers (most elementwise work),
-cotangents travel as raw native arrays with an ownership bit: a buffer a
-backward rule allocated belongs to the traversal, which adds further
-contributions into it in place and hands it to ``.grad`` without a copy.
-Tensors are made only where something observes a cotangent: leaves,
-retained and requested Tensors, custom operations, non-flat built-ins.
+A record is a value and an ownership bit (``owned``): a value the traversal
+owns is added into in place and handed to ``.grad`` without a copy. Between
+built-in nodes that ran on flat buffers (most elementwise work), values are
+raw native arrays; Tensors are made only where something observes a
+cotangent: leaves, retained and requested Tensors, custom operations,
+non-flat built-ins (``Traversal.received``).
 
 A traversal is all or nothing: leaf and retained gradients are staged and
 committed only after every node ran, and graph release happens only after
@@ -113,7 +116,8 @@ class Traversal:
     ``pending`` holds one record per receiver (a node, or a leaf Tensor):
     ``(value, owned)``, the sum of the contributions that arrived so far and
     whether this traversal owns it. ``value`` is a Tensor, a raw 1-D buffer
-    (see ``run``) or ``Unplaced`` values. ``owned`` means a backward rule or
+    in the storage order of the dense Tensor it is for, or ``Unplaced``
+    values (made a Tensor by ``tensor_record`` where something observes it). ``owned`` means a backward rule or
     the traversal itself allocated the value and nothing else refers to it,
     so further contributions may be added into it in place and it may become
     a ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
@@ -148,27 +152,25 @@ class Traversal:
             self.captured[id(tensor)] = (total, owned)
         return total
 
-    def as_tensor(self, tensor: Tensor, value: Any) -> Tensor:
-        """A raw cotangent buffer (or ``Unplaced`` values, placed in fresh storage) as a Tensor for ``tensor``."""
+    def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:
+        """A record ``(value, owned)`` for ``tensor`` with its value made a Tensor.
+
+        A raw buffer is adopted as it is; ``Unplaced`` values are placed in
+        fresh storage, which the traversal owns.
+        """
+        if isinstance(value, Tensor):
+            return value, owned
         if value.__class__ is Unplaced:
             if value.unit:  # a fill nobody else refers to
-                return cotangent_for(tensor, value.values)
+                return cotangent_for(tensor, value.values), True
             carrier = tensor._carriers[0]
-            return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0)
+            return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0), True
         if tensor._raw is not None:  # ``where`` inlined: once per raw total made a Tensor
             kind = tensor._kind
         else:
             carrier = tensor._carrier_tuple[0]  # type: ignore[index]  # no ``_raw``: the carriers exist
             kind = carrier._kind or carrier.kind
-        return Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind), tensor._layout, 0)
-
-    def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:
-        """A pending record ``(value, owned)`` for ``tensor`` with its value made a Tensor."""
-        if isinstance(value, Tensor):
-            return value, owned
-        if value.__class__ is Unplaced:
-            return self.as_tensor(tensor, value), True  # placed in fresh storage
-        return self.as_tensor(tensor, value), owned     # a raw buffer, adopted as it is
+        return Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind), tensor._layout, 0), owned
 
     def contribute(self, key: int, tensor: Tensor, value: Any, owned: bool) -> None:
         """Add one contribution for ``tensor`` (a Tensor, a raw buffer or ``Unplaced``) to its pending total.
@@ -305,21 +307,18 @@ class Traversal:
             if gradient.unit and not observed and node.builtin:
                 # Ones nobody observes, for a node that only scales them, are never filled.
                 ones = node.ones_for(gradient.values.dtype)
-            if ones is None:
-                gradient, owned = self.as_tensor(result, gradient), True
-            else:
-                gradient, owned = ones, False
+            gradient, owned = self.tensor_record(result, gradient, owned) if ones is None else (ones, False)
         raw = not isinstance(gradient, Tensor)
         if observed:
             if raw:
-                gradient, raw = self.as_tensor(result, gradient), False
+                (gradient, owned), raw = self.tensor_record(result, gradient, owned), False
             gradient, owned = self.settle(result, gradient, owned), False
         if node.flat and self.batch is None:
             flat = gradient if raw else node.flat_cotangent(gradient)
             if flat is not None:
                 return flat, owned, True
         if raw and gradient.__class__ is not Ones:
-            gradient = self.as_tensor(result, gradient)
+            gradient, owned = self.tensor_record(result, gradient, owned)
         return gradient, owned, False
 
     def request(self, node: Any, flat: bool, owned: bool) -> Request:
@@ -357,14 +356,10 @@ class Traversal:
         return contributions, (False,) * len(inputs) if ownership is None else ownership
 
     def settle_leaves(self) -> None:
-        """Settle every reached leaf's total, made a Tensor (a raw buffer adopted, ``Unplaced`` placed fresh)."""
+        """Settle every reached leaf's total, made a Tensor."""
         pending = self.pending
         for key, leaf in self.leaves.items():
-            total, owned = pending[key]
-            if not isinstance(total, Tensor):  # (``tensor_record`` inlined: once per leaf)
-                owned = owned or total.__class__ is Unplaced
-                total = self.as_tensor(leaf, total)
-            self.settle(leaf, total, owned)
+            self.settle(leaf, *self.tensor_record(leaf, *pending[key]))
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.
