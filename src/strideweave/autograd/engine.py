@@ -245,7 +245,7 @@ class Traversal:
             inputs = node._inputs
             if gradient is None:  # reached, but nothing arrived: its inputs get nothing either
                 contributions = ownership = (None,) * len(inputs)
-                flat = True
+                flat = keep_result = False  # (unread: nothing is handed on)
             else:
                 flat = direct and node.flat and (not result_of or id(node) not in result_of)
                 if not flat:
@@ -253,12 +253,13 @@ class Traversal:
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
                     node._check_versions()  # (a lone input and a result without carriers: nothing written)
                 request = self.request(node, flat, owned) if prune else requests[flat][owned]
+                # A flat node's dense result is needed only to be observed, or to make a Tensor of a rule's output.
                 if flat:
                     contributions, ownership = node.backward_flat(gradient, request)
+                    keep_result = observe_all
                 else:
                     contributions, ownership = rule(node, gradient, request)
-            # A flat node's dense result is needed only to be observed, or to make a Tensor of a rule's output.
-            keep_result = observe_all or not flat
+                    keep_result = True
             node = None
             index = 0  # (a counter, not ``zip``: a third cheaper per node, and chains are long)
             for tensor in inputs:
