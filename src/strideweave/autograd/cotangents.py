@@ -11,7 +11,7 @@ a ``.grad`` without a copy. The engine sits on this module; rules sit above it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from .._marks import is_unit
 from .._marks import mark_unit as _mark_unit
@@ -63,7 +63,7 @@ class Unplaced:
 
     ``values`` is a rev array of the Tensor's leaves (or one broadcasting to
     them). A built-in backward returns these only inside a traversal
-    (``Primitive.defer``): the engine sums all contributions for the Tensor
+    (``Request.defer``): the engine sums all contributions for the Tensor
     first and places the total once, instead of placing every contribution
     into its own padded buffer.
     """
@@ -114,6 +114,33 @@ class Ones:
                                    f"of shape {have}; flat operands must match the result's buffer")
             return factor
         return xp.broadcast_to(factor, shape)
+
+
+# ----- the contract as types ---------------------------------------------------------------------
+
+#: A rule's answer: per saved input, its cotangent (or None), and whether the traversal owns each.
+RuleAnswer = tuple[tuple, tuple]
+
+
+class Rule(Protocol):
+    """What the traversal calls on a built-in node (``ops._primitive.Primitive``): the engine-rule contract.
+
+    ``pullback`` takes the result's cotangent Tensor (or ``Ones``, where
+    ``ones_for`` offered them), ``backward_flat`` the raw 1-D buffer (only
+    where forward set ``flat``; ``flat_cotangent`` makes one of a Tensor).
+    Per-call options come in ``request``; nothing per call is on the node.
+    ``ops/__init__`` holds ``Primitive`` to this under mypy.
+    """
+
+    flat: bool
+
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> RuleAnswer: ...
+
+    def backward_flat(self, g: Any, request: Request = EVERY) -> RuleAnswer: ...
+
+    def flat_cotangent(self, gradient: Tensor) -> Any: ...
+
+    def ones_for(self, dtype: Any) -> Ones | None: ...
 
 
 # ----- cotangents in an input's exact layout -----------------------------------------------------
