@@ -241,7 +241,7 @@ class Traversal:
                     break
                 node = ready.pop()
                 gradient, owned = pending.pop(id(node), _NO_RECORD)
-                direct = not isinstance(gradient, _NOT_RAW)  # a sum of raw buffers, or None (not read)
+                direct = not isinstance(gradient, _NOT_RAW)  # a raw buffer (or a raw sum), or None (unread)
             inputs = node._inputs
             if gradient is None:  # reached, but nothing arrived: its inputs get nothing either
                 contributions = ownership = (None,) * len(inputs)
@@ -261,7 +261,7 @@ class Traversal:
                     contributions, ownership = rule(node, gradient, request)
                     keep_result = True
             node = None
-            index = 0  # (a counter, not ``zip``: a third cheaper per node, and chains are long)
+            index = 0  # (a counter: ``zip`` costs more per node, and chains are long)
             for tensor in inputs:
                 contribution, owns = contributions[index], ownership[index]
                 index += 1
@@ -312,7 +312,8 @@ class Traversal:
         raw = not isinstance(gradient, Tensor)
         if observed:
             if raw:
-                (gradient, owned), raw = self.tensor_record(result, gradient, owned), False
+                gradient, owned = self.tensor_record(result, gradient, owned)
+                raw = False
             gradient, owned = self.settle(result, gradient, owned), False
         if node.flat and self.batch is None:
             flat = gradient if raw else node.flat_cotangent(gradient)
