@@ -129,7 +129,7 @@ class Rule(Protocol):
     ``ones_for`` offered them), ``backward_flat`` the raw 1-D buffer (only
     where forward set ``flat``; ``flat_cotangent`` makes one of a Tensor).
     Per-call options come in ``request``; nothing per call is on the node.
-    ``ops/__init__`` holds ``Primitive`` to this under mypy.
+    ``ops/_contract`` holds ``Primitive`` to this under mypy.
     """
 
     flat: bool

@@ -1,7 +1,5 @@
 """The operation library: every function here is differentiable where its dtype allows."""
 
-from typing import TYPE_CHECKING
-
 from .arrays import (
                           argmax,
                           argmin,
@@ -142,9 +140,3 @@ __all__ = [
         "matrix_rank", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "trace", "vector_norm",
     )),
 ]
-
-if TYPE_CHECKING:  # every built-in node offers the traversal the engine-rule contract
-    from ..autograd.cotangents import Rule
-    from ._primitive import Primitive
-
-    _CONTRACT: type[Rule] = Primitive
