@@ -143,11 +143,11 @@ def aggregate(target: Tensor, total: Tensor, batch: int | None = None) -> Tensor
     return Tensor._make(carrier.placed(stacked, xp.broadcast_to(sums, tuple(values.shape))), stacked, 0)
 
 
-def detached_gradient(target: Tensor, total: Tensor, fresh: bool, batch: int | None = None) -> Tensor:
+def detached_gradient(target: Tensor, total: Tensor, owned: bool, batch: int | None = None) -> Tensor:
     """``total`` as a detached gradient in fresh storage of ``target``'s exact carrier class.
 
-    ``fresh`` says ``total`` was allocated by the traversal itself, so it can
-    be handed out without another copy when it already has the right kind.
+    ``owned`` says the traversal owns ``total`` (nothing else refers to it), so
+    it is handed out without another copy when it already has the right kind.
     With ``batch``, a stacked gradient (batch stride = single-gradient cosize).
     """
     # Slots read in place of the ``_carriers``/``namespace``/``device`` properties: once per .grad.
@@ -157,7 +157,7 @@ def detached_gradient(target: Tensor, total: Tensor, fresh: bool, batch: int | N
     if batch is not None:
         layout = batched_layout(layout, batch)
     total_carrier = (total._carrier_tuple or total._materialize())[0]
-    if fresh and total._offset == 0 and total_carrier.__class__ is kind.cls and total_carrier._xp is kind.namespace \
+    if owned and total._offset == 0 and total_carrier.__class__ is kind.cls and total_carrier._xp is kind.namespace \
             and total_carrier._device == kind.device and (total._layout is layout or total._layout == layout):
         return total
     if batch is not None:
@@ -165,11 +165,11 @@ def detached_gradient(target: Tensor, total: Tensor, fresh: bool, batch: int | N
     return place_values(operand(total, kind), layout, carrier)
 
 
-def accumulated_gradient(target: Tensor, total: Tensor, fresh: bool) -> Tensor:
+def accumulated_gradient(target: Tensor, total: Tensor, owned: bool) -> Tensor:
     """The new ``.grad`` of ``target``: ``total`` added to any gradient it already holds."""
     existing = target._grad
     if existing is None:
-        return detached_gradient(target, total, fresh)
+        return detached_gradient(target, total, owned)
     carrier = target._carriers[0]
     kind = kind_of(carrier)
     return place_values(operand(existing, kind) + operand(total, kind), gradient_layout(target), carrier)

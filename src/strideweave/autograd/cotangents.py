@@ -11,7 +11,7 @@ a ``.grad`` without a copy. The engine sits on this module; rules sit above it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from .._marks import is_unit
 from .._marks import mark_unit as _mark_unit
@@ -63,7 +63,7 @@ class Unplaced:
 
     ``values`` is a rev array of the Tensor's leaves (or one broadcasting to
     them). A built-in backward returns these only inside a traversal
-    (``Primitive.defer``): the engine sums all contributions for the Tensor
+    (``Request.defer``): the engine sums all contributions for the Tensor
     first and places the total once, instead of placing every contribution
     into its own padded buffer.
     """
@@ -116,6 +116,33 @@ class Ones:
         return xp.broadcast_to(factor, shape)
 
 
+# ----- the contract as types ---------------------------------------------------------------------
+
+#: A rule's answer: per saved input, its cotangent (or None), and whether the traversal owns each.
+RuleAnswer = tuple[tuple, tuple]
+
+
+class Rule(Protocol):
+    """What the traversal calls on a built-in node (``ops._primitive.Primitive``): the engine-rule contract.
+
+    ``pullback`` takes the result's cotangent Tensor (or ``Ones``, where
+    ``ones_for`` offered them), ``backward_flat`` the raw 1-D buffer (only
+    where forward set ``flat``; ``flat_cotangent`` makes one of a Tensor).
+    Per-call options come in ``request``; nothing per call is on the node.
+    ``ops/_contract`` holds ``Primitive`` to this under mypy.
+    """
+
+    flat: bool
+
+    def pullback(self, gradient: Tensor, request: Request = EVERY) -> RuleAnswer: ...
+
+    def backward_flat(self, g: Any, request: Request = EVERY) -> RuleAnswer: ...
+
+    def flat_cotangent(self, gradient: Tensor) -> Any: ...
+
+    def ones_for(self, dtype: Any) -> Ones | None: ...
+
+
 # ----- cotangents in an input's exact layout -----------------------------------------------------
 
 class InStorageOrder:
@@ -161,20 +188,20 @@ def gradient_layout(target: Tensor) -> Layout:
     return layout if injective else Layout.canonical(layout._shape_modes)
 
 
-def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False,
+def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, owned: bool = False,
                   defer: bool = False) -> Any:
     """The cotangent for ``target`` from ``values``: ``cotangent_record``'s value, without its ownership."""
-    return cotangent_record(target, values, values_kind, fresh, defer)[0]
+    return cotangent_record(target, values, values_kind, owned, defer)[0]
 
 
-def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | None = None, fresh: bool = False,
+def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | None = None, owned: bool = False,
                      defer: bool = False) -> tuple[Any, bool]:
     """The cotangent for ``target`` from ``values`` (a rev array of its leaf shape), and whether it is owned.
 
     The cotangent lives on ``target``'s own carrier class and, for an
     injective target, has exactly ``target.layout`` (holes zero); otherwise
     it uses the canonical layout, as the spec requires of gradients for
-    broadcast targets. ``fresh`` says the rule allocated ``values`` for this
+    broadcast targets. ``owned`` says the rule allocated ``values`` for this
     target alone: the cotangent is then owned unless it broadcasts them, as
     is one this function placed in new storage itself. With ``defer`` a
     target whose layout has holes gets ``Unplaced(values)`` instead, which
@@ -187,29 +214,28 @@ def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | Non
     in_storage_order = values.__class__ is InStorageOrder
     if in_storage_order:
         values = values.values
-    if values_kind is not None and not (cls is values_kind[0] and xp is values_kind[1]
-                                        and carrier._device == values_kind[2]):
+    if values_kind is not None and not values_kind.holds(carrier):
         values = transfer(values, kind_of(carrier))
-        fresh = False  # a zero-copy transfer may share (read-only) memory with the source: never add into it
+        owned = False  # a zero-copy transfer may share (read-only) memory with the source: never add into it
     layout = target._layout
     dense = _dense(layout)
     if in_storage_order:
-        return wrap(values, layout, kind_of(carrier)), fresh
+        return wrap(values, layout, kind_of(carrier)), owned
     if values.ndim == 1 and values.shape[0] == layout.size and dense:
         # Already flat values in the layout's storage order (the elementwise fast path).
-        return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0), fresh
+        return Tensor._make(cls._adopt(values, xp, carrier._device, carrier._kind), layout, 0), owned
     leaves = layout.rev_leaf_shape
     if values.shape != leaves:
         if dense and all(extent == 1 for extent in values.shape):
             return _one_value_everywhere(target, values, defer), False
-        fresh = False
+        owned = False
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():
         if dense:
             values = to_storage(values, layout, xp)
         flat = values.reshape(-1) if cls.native_methods else xp.reshape(values, (-1,))
         return Tensor._make(cls._adopt(flat, xp, carrier._device, carrier._kind), layout if dense
-                            else Layout.canonical(layout._shape_modes), 0), fresh
+                            else Layout.canonical(layout._shape_modes), 0), owned
     if defer:
         return Unplaced(values), False
     return Tensor._make(carrier.placed(layout, values), layout, 0), True
@@ -260,8 +286,8 @@ def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any
     exactly its ``size`` elements; the view is laid out like its buffer (on
     Dask in its chunks, so combining the two needs no rechunk).
     """
-    values = kind[1].broadcast_to(one, (size,)) if like is None else like._spread(one, size)
-    if size > 1 and (unit or is_unit(one) or (kind[0].backend in _EAGER and float(one[0]) == 1.0)):
+    values = kind.namespace.broadcast_to(one, (size,)) if like is None else like._spread(one, size)
+    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and float(one[0]) == 1.0)):
         _mark_unit(values)
     return values
 
@@ -299,7 +325,7 @@ def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind,
     carrier = target._carriers[0]
     cls = carrier.__class__
     xp = carrier._xp
-    if not (cls is values_kind[0] and xp is values_kind[1] and carrier._device == values_kind[2]):
+    if not values_kind.holds(carrier):
         values = transfer(values, kind_of(carrier))
     single = gradient_layout(target)
     layout = batched_layout(single, batch)

@@ -1,17 +1,20 @@
 """The reverse-mode traversal engine behind ``backward``, ``backwards_traversal`` and ``grad``.
 
 Discovery is an iterative depth-first walk that counts, for every node, the
-edges through which consumers reach it. Execution pops nodes whose count has
-dropped to zero, so a node runs only after every consumer contributed, and
-each node runs at most once. Cotangents are keyed by node (by Tensor for
-leaves). Nothing recurses, so graph depth is bounded by memory alone.
+edges through which consumers reach it. Execution is one loop: take a node
+whose count has dropped to zero and its cotangent record, call its rule
+with a ``Request``, hand each input's contribution on. A node runs only
+after every consumer contributed, and at most once; the node whose last
+contribution was just handed on runs next, without a round trip through
+``pending``. Cotangents are keyed by node (by Tensor for leaves). Nothing
+recurses, so graph depth is bounded by memory alone.
 
-Between built-in nodes that ran on flat buffers (most elementwise work),
-cotangents travel as raw native arrays with an ownership bit: a buffer a
-backward rule allocated belongs to the traversal, which adds further
-contributions into it in place and hands it to ``.grad`` without a copy.
-Tensors are made only where something observes a cotangent: leaves,
-retained and requested Tensors, custom operations, non-flat built-ins.
+A record is a value and an ownership bit (``owned``): a value the traversal
+owns is added into in place and handed to ``.grad`` without a copy. Between
+built-in nodes that ran on flat buffers (most elementwise work), values are
+raw native arrays; Tensors are made only where something observes a
+cotangent: leaves, retained and requested Tensors, custom operations,
+non-flat built-ins (``Traversal.received``).
 
 A traversal is all or nothing: leaf and retained gradients are staged and
 committed only after every node ran, and graph release happens only after
@@ -101,17 +104,10 @@ def discover(root: Any) -> tuple[dict, list]:
     return dependencies, nodes
 
 
-def _receiver(tensor: Tensor, result_of: dict, leaves: dict) -> int:
-    """The key a cotangent for ``tensor`` is pending under: its node, or itself for a leaf."""
-    child = tensor._ctx
-    if child is None:
-        key = id(tensor)
-        leaves[key] = tensor
-        return key
-    key = id(child)
-    if key not in result_of:
-        result_of[key] = tensor
-    return key
+#: The record of a node no contribution reached.
+_NO_RECORD = (None, False)
+#: The cotangent forms that are not a raw buffer (see ``Traversal.run``).
+_NOT_RAW = (Tensor, Unplaced)
 
 
 class Traversal:
@@ -120,7 +116,8 @@ class Traversal:
     ``pending`` holds one record per receiver (a node, or a leaf Tensor):
     ``(value, owned)``, the sum of the contributions that arrived so far and
     whether this traversal owns it. ``value`` is a Tensor, a raw 1-D buffer
-    (see ``run``) or ``Unplaced`` values. ``owned`` means a backward rule or
+    in the storage order of the dense Tensor it is for, or ``Unplaced``
+    values (made a Tensor by ``tensor_record`` where something observes it). ``owned`` means a backward rule or
     the traversal itself allocated the value and nothing else refers to it,
     so further contributions may be added into it in place and it may become
     a ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
@@ -155,27 +152,25 @@ class Traversal:
             self.captured[id(tensor)] = (total, owned)
         return total
 
-    def as_tensor(self, tensor: Tensor, value: Any) -> Tensor:
-        """A raw cotangent buffer (or ``Unplaced`` values, placed in fresh storage) as a Tensor for ``tensor``."""
+    def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:
+        """A record ``(value, owned)`` for ``tensor`` with its value made a Tensor.
+
+        A raw buffer is adopted as it is; ``Unplaced`` values are placed in
+        fresh storage, which the traversal owns.
+        """
+        if isinstance(value, Tensor):
+            return value, owned
         if value.__class__ is Unplaced:
             if value.unit:  # a fill nobody else refers to
-                return cotangent_for(tensor, value.values)
+                return cotangent_for(tensor, value.values), True
             carrier = tensor._carriers[0]
-            return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0)
+            return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0), True
         if tensor._raw is not None:  # ``where`` inlined: once per raw total made a Tensor
             kind = tensor._kind
         else:
             carrier = tensor._carrier_tuple[0]  # type: ignore[index]  # no ``_raw``: the carriers exist
             kind = carrier._kind or carrier.kind
-        return Tensor._make(kind[0]._adopt(value, kind[1], kind[2], kind), tensor._layout, 0)
-
-    def tensor_record(self, tensor: Tensor, value: Any, owned: bool) -> tuple[Tensor, bool]:
-        """A pending record ``(value, owned)`` for ``tensor`` with its value made a Tensor."""
-        if isinstance(value, Tensor):
-            return value, owned
-        if value.__class__ is Unplaced:
-            return self.as_tensor(tensor, value), True  # placed in fresh storage
-        return self.as_tensor(tensor, value), owned     # a raw buffer, adopted as it is
+        return Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind), tensor._layout, 0), owned
 
     def contribute(self, key: int, tensor: Tensor, value: Any, owned: bool) -> None:
         """Add one contribution for ``tensor`` (a Tensor, a raw buffer or ``Unplaced``) to its pending total.
@@ -196,7 +191,7 @@ class Traversal:
         if total_class is not Unplaced and value_class is not Unplaced \
                 and not isinstance(total, Tensor) and not isinstance(value, Tensor):
             # Two raw buffers (the flat path): add natively.
-            cls = where(tensor)[0]
+            cls = where(tensor).cls
             if total_owned:
                 total = cls._accumulate(total, value)
             elif owned:
@@ -220,186 +215,153 @@ class Traversal:
     def run(self, root: Any, cotangent: Tensor, root_tensor: Tensor | None, dependencies: dict) -> None:
         """Run every node under ``root`` once, after all its consumers, and settle the leaves' totals.
 
-        Cotangents are Tensors, or raw buffers between flat built-in nodes: a
-        1-D native array in the storage order of the dense Tensor it is for,
-        made a Tensor only where something observes it (see ``as_tensor``).
+        One loop: take a node and its cotangent record, call its rule with a
+        ``Request``, hand each input's contribution on (``contribute``). A node
+        whose last contribution was just handed on runs next, that cotangent
+        passed along without a round trip through ``pending`` (a chain of
+        elementwise ops, mostly). ``direct``: the cotangent is a raw buffer
+        (only ``backward_flat`` makes them), which a flat node takes as it is
+        unless its total is observed; anything else goes through ``received``.
         """
-        pending = self.pending
-        pending[id(root)] = (cotangent, False)
-        result_of = self.result_of
+        pending, result_of, leaves = self.pending, self.result_of, self.leaves
+        received, rule, contribute = self.received, self.rule, self.contribute
+        unbatched, prune, float32 = self.batch is None, not self.accumulate, _FLOAT32
+        # An unpruned traversal's requests by [flat call][incoming cotangent owned], indexed, not hashed: once
+        # per node. A rule, unlike ``backward_flat``, may return ``Unplaced`` cotangents unless batched.
+        rule_requests = (REQUESTS[unbatched, False], REQUESTS[unbatched, True])
+        requests = (rule_requests, (REQUESTS[False, False], REQUESTS[False, True]))
+        observe_all = bool(self.requested) or not unbatched  # every reached Tensor's total is wanted
         if root_tensor is not None:
             result_of[id(root)] = root_tensor
-        leaves = self.leaves
-        contribute = self.contribute
-        batch = self.batch
-        requested = self.requested
-        observe_all = bool(requested) or batch is not None  # every reached Tensor's total is wanted
-        prune = not self.accumulate
-        ready = [root]
-        # A node whose one and last cotangent a flat node just produced runs next without
-        # passing through ``pending`` and ``ready`` (a chain of elementwise ops, mostly).
-        next_node = next_gradient = None
-        next_owned = owned = False
-        chain = batch is None and not observe_all and not prune
+        ready: list = []
+        node, gradient, owned, direct = root, cotangent, False, False
         while True:
-            if next_node is not None:
-                node, gradient, owned, next_node = next_node, next_gradient, next_owned, None
-                key = id(node)
-                inputs = node._inputs
-                # A chain of flat one-input nodes (elementwise work on one value): the cotangent is a raw
-                # buffer nobody observes, and an input made by ``_from_raw`` was never written, so
-                # nothing needs settling or checking. The general path below does the same, slower.
-                if chain and node.flat and len(inputs) == 1 and node._result_state is None \
-                        and key not in result_of:
-                    tensor = inputs[0]
-                    child = tensor._ctx
-                    if child is not None and tensor._raw is not None:
-                        grads, allocated = node.backward_flat(gradient, REQUESTS[False, owned])
-                        contribution = grads[0]
-                        fresh = allocated[0]
-                        tkey = id(child)
-                        remaining = dependencies[tkey] - 1
-                        dependencies[tkey] = remaining
-                        if contribution is None or tensor._dtype is not _FLOAT32:
-                            if remaining == 0:
-                                ready.append(child)
-                            continue
-                        if not child.flat or tensor._retains_grad:
-                            result_of.setdefault(tkey, tensor)
-                        if remaining == 0 and tkey not in pending:
-                            next_node, next_gradient, next_owned = child, contribution, fresh
-                            continue
-                        if remaining == 0:
-                            ready.append(child)
-                        contribute(tkey, tensor, contribution, fresh)
-                        continue
-            elif ready:
+            if node is None:
+                if not ready:
+                    break
                 node = ready.pop()
-                key = id(node)
-                record = pending.pop(key, None)
-                gradient = None
-                if record is not None:
-                    gradient, owned = record
-            else:
-                break
+                gradient, owned = pending.pop(id(node), _NO_RECORD)
+                direct = not isinstance(gradient, _NOT_RAW)  # a raw buffer (or a raw sum), or None (unread)
             inputs = node._inputs
-            if gradient is not None:
-                # (a chain of flat nodes leaves ``result_of`` empty: no lookup per node)
-                # None only where no total is settled here (a flat chain), whose gradients need no result
-                result: Tensor = result_of.pop(key, None) if result_of else None  # type: ignore[assignment]
-                # Settled here: a retained or requested result, or one whose layout is not injective
-                # (a flat node's result is dense). Settling any other one would change nothing.
-                observed = result is not None and (result._retains_grad or (
-                    observe_all and id(result) in requested) or (
-                    not node.flat and result._layout.aliasing() != "injective"))
-                if gradient.__class__ is Unplaced:
-                    ones = None
-                    if gradient.unit and not observed and node.builtin:
-                        # Ones nobody observes, for a node that only scales them, are never filled.
-                        ones = node.ones_for(gradient.values.dtype)
-                    if ones is None:
-                        gradient, owned = self.as_tensor(result, gradient), True
-                    else:
-                        gradient, owned = ones, False
-                raw = not isinstance(gradient, Tensor)
-                if observed:
-                    if raw:
-                        gradient, raw = self.as_tensor(result, gradient), False
-                    # The settled total is staged as it is: nothing may add into it or take it over.
-                    gradient, owned = self.settle(result, gradient, owned), False
+            if gradient is None:  # reached, but nothing arrived: its inputs get nothing either
+                contributions = ownership = (None,) * len(inputs)
+                flat = keep_result = False  # (unread: nothing is handed on)
+            else:
+                flat = direct and node.flat and (not result_of or id(node) not in result_of)
+                if not flat:
+                    gradient, owned, flat = received(node, gradient, owned)
                 if len(inputs) != 1 or inputs[0]._raw is None or node._result_state is not None:
                     node._check_versions()  # (a lone input and a result without carriers: nothing written)
-                wanted = None
-                if prune and node.builtin:
-                    # Functional grad: a leaf nobody asked for needs no cotangent.
-                    wanted = tuple([t._ctx is not None or id(t) in requested for t in inputs])
-                    if False not in wanted:
-                        wanted = None
-                flat = None
-                if node.flat and batch is None:
-                    flat = gradient if raw else node.flat_cotangent(gradient)
-                if flat is None:
-                    if raw and gradient.__class__ is not Ones:
-                        gradient = self.as_tensor(result, gradient)
-                    self.run_rule(node, gradient, owned, wanted)
+                request = self.request(node, flat, owned) if prune else requests[flat][owned]
+                # A flat node's dense result is needed only to be observed, or to make a Tensor of a rule's output.
+                if flat:
+                    contributions, ownership = node.backward_flat(gradient, request)
+                    keep_result = observe_all
                 else:
-                    grads, allocated = node.backward_flat(
-                        flat, REQUESTS[False, owned] if wanted is None else Request(wanted, False, owned))
-                    # One pass per input: count the edge as consumed, then add the contribution.
-                    for tensor, contribution, fresh in zip(inputs, grads, allocated):
-                        child = tensor._ctx
-                        if child is None:
-                            if contribution is None or tensor._dtype is not _FLOAT32:
-                                continue
-                            tkey = id(tensor)
-                            leaves[tkey] = tensor
-                        else:
-                            tkey = id(child)
-                            remaining = dependencies[tkey] - 1
-                            dependencies[tkey] = remaining
-                            if contribution is None or tensor._dtype is not _FLOAT32:
-                                if remaining == 0:
-                                    ready.append(child)
-                                continue
-                            if not child.flat or observe_all or tensor._retains_grad:
-                                # A flat node's dense result is needed only to be observed.
-                                result_of.setdefault(tkey, tensor)
-                            if remaining == 0:
-                                if next_node is None and tkey not in pending:
-                                    next_node, next_gradient, next_owned = child, contribution, fresh
-                                    continue
-                                ready.append(child)
-                        contribute(tkey, tensor, contribution, fresh)
-                    continue
+                    contributions, ownership = rule(node, gradient, request)
+                    keep_result = True
+            node = None
+            index = 0  # (a counter: ``zip`` costs more per node, and chains are long)
             for tensor in inputs:
+                contribution, owns = contributions[index], ownership[index]
+                index += 1
                 child = tensor._ctx
-                if child is not None:
-                    ckey = id(child)
-                    remaining = dependencies[ckey] - 1
-                    dependencies[ckey] = remaining
+                if child is None:
+                    if contribution is None or tensor._dtype is not float32:
+                        continue
+                    key = id(tensor)
+                    leaves[key] = tensor
+                else:
+                    key = id(child)
+                    remaining = dependencies[key] - 1
+                    dependencies[key] = remaining
+                    if contribution is None or tensor._dtype is not float32:
+                        if remaining == 0:
+                            ready.append(child)
+                        continue
+                    if keep_result or not child.flat or tensor._retains_grad:
+                        result_of.setdefault(key, tensor)
                     if remaining == 0:
+                        if node is None and key not in pending:  # the chain hand-off
+                            node, gradient, owned, direct = child, contribution, owns, flat
+                            continue
                         ready.append(child)
-        for tkey, leaf in leaves.items():
-            total, owned = pending[tkey]
-            if not isinstance(total, Tensor):  # a raw buffer, adopted as it is, or Unplaced values, placed fresh
-                owned = owned or total.__class__ is Unplaced
-                total = self.as_tensor(leaf, total)
-            self.settle(leaf, total, owned)
+                contribute(key, tensor, contribution, owns)
+        self.settle_leaves()
 
-    def run_rule(self, node: Any, gradient: Any, owned: bool, wanted: tuple | None) -> None:
-        """Run ``node.backward`` on its cotangent Tensor (or ``Ones``) and route what it returns."""
-        if not node.builtin:
-            # A custom backward may write into its gradient: hand it a private
-            # copy, never a view of saved values, another cotangent or a .grad.
-            self.route(node, node.backward(private_copy(gradient)), None)
-            return
-        # What this traversal asks of the call, as an argument: the node is shared with every other
-        # traversal that reaches it. ``defer``: Unplaced cotangents are welcome (not in a batch).
-        defer = self.batch is None
-        request = REQUESTS[defer, owned] if wanted is None else Request(wanted, defer, owned)
-        grads, fresh = node.pullback(gradient, request)
-        self.route(node, grads, fresh)
+    def received(self, node: Any, gradient: Any, owned: bool) -> tuple[Any, bool, bool]:
+        """``node``'s cotangent record in the form its rule takes: ``(gradient, owned, flat)``.
 
-    def route(self, node: Any, grads: Any, owned: tuple | None) -> None:
-        """Add the cotangents a node's rule returned to its inputs' pending totals.
-
-        ``owned``: for each, whether this traversal owns it (None: none is, as for a custom backward).
+        ``flat``: a raw buffer for ``backward_flat``; else a Tensor, or ``Ones``
+        for a built-in that only scales them. Settled here first: a retained or
+        requested result, or one whose layout is not injective (a flat node's
+        result is dense); settling any other one would change nothing. A settled
+        total is staged as it is: nothing may add into it or take it over.
         """
+        result_of = self.result_of
+        # None only where no total is settled here (a flat chain), whose gradients need no result.
+        result: Tensor = result_of.pop(id(node), None) if result_of else None  # type: ignore[assignment]
+        observed = result is not None and (result._retains_grad or id(result) in self.requested or (
+            not node.flat and result._layout.aliasing() != "injective"))
+        if gradient.__class__ is Unplaced:
+            ones = None
+            if gradient.unit and not observed and node.builtin:
+                # Ones nobody observes, for a node that only scales them, are never filled.
+                ones = node.ones_for(gradient.values.dtype)
+            gradient, owned = self.tensor_record(result, gradient, owned) if ones is None else (ones, False)
+        raw = not isinstance(gradient, Tensor)
+        if observed:
+            if raw:
+                gradient, owned = self.tensor_record(result, gradient, owned)
+                raw = False
+            gradient, owned = self.settle(result, gradient, owned), False
+        if node.flat and self.batch is None:
+            flat = gradient if raw else node.flat_cotangent(gradient)
+            if flat is not None:
+                return flat, owned, True
+        if raw and gradient.__class__ is not Ones:
+            gradient, owned = self.tensor_record(result, gradient, owned)
+        return gradient, owned, False
+
+    def request(self, node: Any, flat: bool, owned: bool) -> Request:
+        """What a pruned traversal (functional ``grad``) asks of ``node``: no cotangent for a leaf nobody asked for.
+
+        ``defer``: ``Unplaced`` cotangents are welcome (from ``pullback``, not in a batch).
+        """
+        defer = not flat and self.batch is None
+        if node.builtin:
+            requested = self.requested
+            wanted = tuple([t._ctx is not None or id(t) in requested for t in node._inputs])
+            if False in wanted:
+                return Request(wanted, defer, owned)
+        return REQUESTS[defer, owned]
+
+    def rule(self, node: Any, gradient: Any, request: Request) -> tuple[Any, Any]:
+        """Call a node's rule on its cotangent Tensor (or ``Ones``): its checked contributions and their ownership."""
         inputs = node._inputs
-        batch = self.batch
-        if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
-            count = len(grads) if isinstance(grads, (tuple, list)) else type(grads).__name__
+        if node.builtin:
+            contributions, ownership = node.pullback(gradient, request)
+        else:
+            # A custom backward may write into its gradient: hand it a private copy, never
+            # a view of saved values, another cotangent or a .grad. It owns nothing it returns.
+            contributions, ownership = node.backward(private_copy(gradient)), None
+        if not isinstance(contributions, (tuple, list)) or len(contributions) != len(inputs):
+            count = len(contributions) if isinstance(contributions, (tuple, list)) else type(contributions).__name__
             raise ValueError(f"{type(node).__name__}.backward returned {count} values for "
                              f"{len(inputs)} saved Tensor inputs; it must return one per input")
-        result_of, leaves = self.result_of, self.leaves
-        for index, (tensor, contribution) in enumerate(zip(inputs, grads)):
-            if contribution is None or tensor._dtype is not _FLOAT32:
+        batch = self.batch
+        for tensor, contribution in zip(inputs, contributions):
+            if contribution is None or tensor._dtype is not _FLOAT32 or contribution.__class__ is Unplaced:
                 continue
-            if contribution.__class__ is not Unplaced and (batch is not None or contribution.__class__ is not Tensor
-                                                          or contribution._layout is not tensor._layout):
+            if batch is not None or contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced", batch)
-            self.contribute(_receiver(tensor, result_of, leaves), tensor, contribution,
-                            owned is not None and owned[index])
+        return contributions, (False,) * len(inputs) if ownership is None else ownership
+
+    def settle_leaves(self) -> None:
+        """Settle every reached leaf's total, made a Tensor."""
+        pending = self.pending
+        for key, leaf in self.leaves.items():
+            self.settle(leaf, *self.tensor_record(leaf, *pending[key]))
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.
@@ -411,9 +373,15 @@ class Traversal:
         staged = self.staged
         if not staged:
             return
-        with locked([tensor for tensor, _, _ in staged]):
-            updates = [(tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
-                        else accumulated_gradient(tensor, total, owned)) for tensor, total, owned in staged]
+        # Loops, not comprehensions: each of those is one more Python call per step.
+        targets = []
+        for tensor, _, _ in staged:
+            targets.append(tensor)
+        with locked(targets):
+            updates = []
+            for tensor, total, owned in staged:
+                updates.append((tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
+                                else accumulated_gradient(tensor, total, owned)))
             for tensor, value in updates:
                 _GRADIENTS.add(value)
                 tensor._grad = value
