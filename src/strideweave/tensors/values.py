@@ -194,27 +194,20 @@ def _dense(layout: Layout) -> bool:
 
 def _dense_of_size(layout: Layout, size: int) -> bool:
     """Whether ``layout`` is compact and has ``size`` elements (a carrier's size: it covers it exactly)."""
-    # The cached slots first: this test runs several times per node, the properties only fill them.
-    try:
-        return layout._is_compact and layout._size == size
-    except AttributeError:
-        return layout.is_compact() and layout.size == size
+    # The slots, not the properties: this test runs several times per node.
+    return layout._is_compact and layout._size == size
 
 
 def dense_carrier(tensor: Tensor, kind: CarrierKind):
     """``tensor``'s carrier when it holds exactly ``tensor``'s values in a dense layout on ``kind``, else None."""
-    # The ``_carriers`` property and the layout's cached slots read inline: this test runs
-    # several times per node (the properties only fill the slots on a first use).
+    # The ``_carriers`` property, ``CarrierKind.holds`` and the layout's slots read inline: this test
+    # runs several times per node, and a call apiece would cost more than the test itself.
     carrier = (tensor._carrier_tuple or tensor._materialize())[0]
     if tensor._offset or tensor._blocks is not None or carrier.__class__ is not kind[0] \
             or carrier._xp is not kind[1] or carrier._device != kind[2]:
         return None
     layout = tensor._layout
-    try:
-        dense = layout._is_compact and layout._size == carrier._size
-    except AttributeError:
-        dense = layout.is_compact() and layout.size == carrier._size
-    return carrier if dense else None
+    return carrier if layout._is_compact and layout._size == carrier._size else None
 
 
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
