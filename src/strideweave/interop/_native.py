@@ -10,7 +10,7 @@ from ..carriers import resolve, transfer
 from ..errors import CarrierMismatchError
 from ..operation import ExecutionOptions, Operation, is_grad_enabled
 from ..tensors.tensor import Tensor
-from ._common import cotangent_for, fn_name, wrap_native
+from ._common import cotangent_from_native, fn_name, wrap_native
 
 __all__ = ["native_function"]
 
@@ -43,7 +43,7 @@ class NativeOutput(Operation):
         output = call.outputs[index]
         values = call.library.from_tensor(gradient, output)
         grads = call.library.vjp(call.state, call.outputs, index, values)
-        return tuple(None if g is None else cotangent_for(t, g, f"{where}, gradient for input {i}")
+        return tuple(None if g is None else cotangent_from_native(t, g, f"{where}, gradient for input {i}")
                      for i, (t, g) in enumerate(zip(self.inputs(), grads)))
 
 

@@ -12,7 +12,7 @@ from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
+from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, vjp, wrap_native
 from ._native import native_function
 
 __all__ = ["from_jax", "jax_function"]
@@ -139,7 +139,7 @@ class _Bridge:
             inputs, outputs = self.evaluate(arrays)
         cotangents = [None] * len(outputs)
         for k, ct in zip(live, cts):
-            cotangents[k] = cotangent_for(outputs[k], ct, f"{self.name}: cotangent for output {k}")
+            cotangents[k] = cotangent_from_native(outputs[k], ct, f"{self.name}: cotangent for output {k}")
         grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
         results = []
         for i, g in zip(wanted, grads):

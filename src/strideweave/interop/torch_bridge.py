@@ -9,7 +9,7 @@ from typing import Any
 from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, held_wrap, vjp, wrap_torch
+from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, held_wrap, vjp, wrap_torch
 from ._native import native_function
 
 __all__ = ["from_torch", "torch_function"]
@@ -141,7 +141,7 @@ def _function_class():
                 if g is not None:
                     if g.requires_grad:  # create_graph=True: StrideWeave takes the values only
                         g = g.detach()
-                    g = cotangent_for(outputs[k], g, f"torch_function({name}): output {k}")
+                    g = cotangent_from_native(outputs[k], g, f"torch_function({name}): output {k}")
                 cotangents.append(g)
             grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
             result: list = [None] * len(natives)
