@@ -112,7 +112,7 @@ class Reduction(Primitive):
         self.saved = (axes, kept_rev, xp.reshape(out, kept_rev) if self.reads_result else None,
                       kept / size if size else 1.0)
         out_layout = Layout.canonical(out_modes)
-        if out.ndim == 0 and kind[0].keeps_shape:
+        if out.ndim == 0 and kind.cls.keeps_shape:
             return wrap(out, out_layout, kind)  # one value: any shape is its buffer (a reshape is a dispatch)
         return wrap(reshaped(out, out_layout.rev_leaf_shape, kind), out_layout, kind)
 
@@ -122,7 +122,7 @@ class Reduction(Primitive):
         # A full reduction that reads neither its input nor its result: ``g`` holds one value.
         kind = self.place
         axes, _, _, inv_count = self.saved
-        one = self.vjp(kind[1], g, None, axes, None, inv_count)
+        one = self.vjp(kind.namespace, g, None, axes, None, inv_count)
         x = self._inputs[0]
         return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 

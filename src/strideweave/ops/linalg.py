@@ -199,7 +199,7 @@ def _backward_rows(node: Matmul, g: Any, request: Request) -> tuple[tuple, tuple
     kind = node.place
     a, b = node._inputs
     A, B = _mode_array(a, kind), _mode_array(b, kind)
-    G = kind[0].unflatten(g, (A.shape[0], B.shape[1]))  # type: ignore[attr-defined]  # natural-product carriers
+    G = kind.cls.unflatten(g, (A.shape[0], B.shape[1]))  # type: ignore[attr-defined]  # natural-product carriers
     grad_a = _natural_in_storage(G @ B.T, a._layout, kind) if request.wants(0) else None
     grad_b = _natural_in_storage(A.T @ G, b._layout, kind) if request.wants(1) else None
     return (grad_a, grad_b), (grad_a is not None, grad_b is not None)
@@ -209,9 +209,9 @@ def _natural_in_storage(product: Any, layout: Layout, kind) -> Any:
     """A natural-order 2-D ``product`` as 1-D in a dense two-mode ``layout``'s storage order."""
     perm = storage_perm(layout)
     if perm == (1, 0):
-        return kind[0].flatten(product)
+        return kind.cls.flatten(product)
     if perm is None:
-        return kind[0].flatten(product.T)
+        return kind.cls.flatten(product.T)
     return storage_flat(reshaped(product.T, layout.rev_leaf_shape, kind), layout, kind)
 
 

@@ -145,10 +145,11 @@ def _describe(carrier) -> str:
 def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     """The rev array of ``tensor``, moved onto ``kind`` when it lives elsewhere."""
     raw = tensor._raw
-    if raw is not None and (tensor._kind is kind or tensor._kind == kind) and not kind[0].keeps_shape:
-        return from_storage(raw, tensor._layout, kind[1])  # a lazy result's buffer: no carrier made
+    if raw is not None and (tensor._kind is kind or tensor._kind == kind) and not kind.cls.keeps_shape:
+        return from_storage(raw, tensor._layout, kind.namespace)  # a lazy result's buffer: no carrier made
     carrier = tensor._carriers[0]
     cls, xp, device = kind
+    # ``kind.holds(carrier)`` written inline: every operand of every operation passes here.
     if carrier.__class__ is cls and carrier._xp is xp and tensor._blocks is None and carrier._device == device:
         layout = tensor._layout
         if cls.keeps_shape and tensor._offset == 0 and carrier._size == layout.size and layout.is_canonical():
@@ -203,8 +204,8 @@ def dense_carrier(tensor: Tensor, kind: CarrierKind):
     # The ``_carriers`` property, ``CarrierKind.holds`` and the layout's slots read inline: this test
     # runs several times per node, and a call apiece would cost more than the test itself.
     carrier = (tensor._carrier_tuple or tensor._materialize())[0]
-    if tensor._offset or tensor._blocks is not None or carrier.__class__ is not kind[0] \
-            or carrier._xp is not kind[1] or carrier._device != kind[2]:
+    if tensor._offset or tensor._blocks is not None or carrier.__class__ is not kind.cls \
+            or carrier._xp is not kind.namespace or carrier._device != kind.device:
         return None
     layout = tensor._layout
     return carrier if layout._is_compact and layout._size == carrier._size else None
@@ -223,7 +224,7 @@ def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
 
 def reshaped(values: Any, shape: tuple, kind: CarrierKind) -> Any:
     """``xp.reshape`` on ``kind``, through the arrays' own method where the carrier class says they have one."""
-    return values.reshape(shape) if kind[0].native_methods else kind[1].reshape(values, shape)
+    return values.reshape(shape) if kind.cls.native_methods else kind.namespace.reshape(values, shape)
 
 
 def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
@@ -252,8 +253,8 @@ def cast_values(values: Any, dtype, kind: CarrierKind) -> Any:
     """``values`` (a native array, or a Python scalar) in ``dtype`` on ``kind``."""
     if not hasattr(values, "dtype"):
         return float(values) if dtype.kind == "float" else values
-    native = kind[0]._native_dtype_in(kind[1], dtype)
-    return values if values.dtype == native else kind[1].astype(values, native)
+    native = kind.cls._native_dtype_in(kind.namespace, dtype)
+    return values if values.dtype == native else kind.namespace.astype(values, native)
 
 
 def as_array_like(value: Any, like: Any, xp: Any) -> Any:
