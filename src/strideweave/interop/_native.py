@@ -12,7 +12,7 @@ from ..operation import ExecutionOptions, Operation, is_grad_enabled
 from ..tensors.tensor import Tensor
 from ._common import cotangent_from_native, fn_name, wrap_native
 
-__all__ = ["native_function"]
+__all__ = ["native_function", "native_values"]
 
 
 class _NativeCall:
@@ -47,6 +47,13 @@ class NativeOutput(Operation):
                      for i, (t, g) in enumerate(zip(self.inputs(), grads)))
 
 
+def native_values(t: Tensor, array_type: type, carrier: str) -> Any:
+    """``t``'s values as an ``array_type`` of the ``carrier`` library: a view where ``t`` lives there, else moved
+    by DLPack."""
+    array = t.to_array()
+    return array if isinstance(array, array_type) else transfer(array, resolve(carrier))
+
+
 def _target_kind(tensors, options, where):
     """Where results land: ``options.carrier``, else the one carrier kind the Tensor inputs share."""
     if options is not None and (options.carrier is not None or options.device is not None):
@@ -65,7 +72,13 @@ def _target_kind(tensors, options, where):
 
 
 def native_function(fn: Callable, library, where: str) -> Callable:
-    """Wrap ``fn`` (native arrays in, native arrays out) as a StrideWeave-differentiable callable."""
+    """Wrap ``fn`` (native arrays in, native arrays out) as a StrideWeave-differentiable callable.
+
+    Tensor arguments reach ``fn`` as ``library``'s arrays (moved by DLPack
+    when they live on another carrier); results come back on the inputs'
+    carrier, or on ``options.carrier``, one operation per output, joining
+    any StrideWeave graph.
+    """
     if not callable(fn):
         raise TypeError(f"{where}: fn must be callable, got {type(fn).__name__}: {fn!r}")
     name = f"{where}({fn_name(fn)})"

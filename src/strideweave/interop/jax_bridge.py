@@ -13,7 +13,7 @@ from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
 from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, vjp, wrap_native
-from ._native import native_function
+from ._native import native_function, native_values
 
 __all__ = ["from_jax", "jax_function"]
 
@@ -263,12 +263,8 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
 
 
 def from_jax(fn: Callable) -> Callable:
-    """Wrap a differentiable JAX function as a StrideWeave operation (backward by ``jax.vjp``).
-
-    Tensor arguments reach ``fn`` as JAX arrays (moved by DLPack when they
-    live on another carrier); results come back on the inputs' carrier, or on
-    ``options.carrier``. The operation joins any StrideWeave graph.
-    """
+    """Wrap a differentiable JAX function as a StrideWeave operation: ``fn`` sees JAX arrays, and its backward
+    is ``jax.vjp`` (results and carriers as ``native_function`` says)."""
     return native_function(fn, _JaxLibrary, "from_jax")
 
 
@@ -277,10 +273,7 @@ class _JaxLibrary:
 
     @staticmethod
     def to_native(t: Tensor):
-        """``t``'s values as a JAX array (moved by DLPack from another carrier)."""
-        jax = _jax()
-        array = t.to_array()
-        return array if isinstance(array, jax.Array) else transfer(array, resolve("jax"))
+        return native_values(t, _jax().Array, "jax")
 
     @staticmethod
     def run(fn, args, positions, differentiable, kwargs, where):
