@@ -553,8 +553,8 @@ class LibraryCarrier(Carrier):
     namespace's), ``array_type`` (the array class's name in the library),
     ``library_title`` and ``extra`` (the ImportError names the pip extra),
     ``namespace_name`` and ``array_name`` for error messages, and ``cpu_only``
-    where the library has no devices.  ``_bind`` hands the imported modules to
-    the backend module, whose fast paths use them as globals.
+    where the library has no devices.  ``library_globals`` names the backend
+    module's globals that receive the imported modules (its fast paths read them).
     """
 
     __slots__ = ()
@@ -565,6 +565,8 @@ class LibraryCarrier(Carrier):
     array_type = ""
     library_title = ""
     extra = ""
+    #: names of the backend module's globals that receive the library and its namespace, once imported
+    library_globals: tuple = ()
     #: whether the library has no devices: the device is ``"cpu"``, and asking for another fails
     cpu_only = False
     #: (namespace, library, array type) once ``_load`` has imported them
@@ -587,13 +589,12 @@ class LibraryCarrier(Carrier):
             extra = f"[{cls.extra}]" if cls.extra else ""
             raise MissingBackendError(f"the {cls.backend!r} carrier needs {cls.library_title}: "
                               f"pip install strideweave{extra}") from exc
-        cls._bind(xp, library)
+        # The backend module's fast paths read the library as module globals (``library_globals``).
+        module = vars(sys.modules[cls.__module__])
+        for name, value in zip(cls.library_globals, (library, xp)):
+            module[name] = value
         loaded = cls._loaded = (xp, library, getattr(library, cls.array_type))
         return loaded
-
-    @classmethod
-    def _bind(cls, xp, library):
-        """Hand the freshly imported modules to the backend module (nothing by default)."""
 
     @classmethod
     def _default_namespace(cls):
