@@ -44,6 +44,11 @@ def _reads(slot: str, doc: str) -> Any:
     return property(operator.attrgetter(slot), doc=doc)
 
 
+def _computed(compute: Callable[[Any], Any], doc: str) -> Any:
+    """A read-only property computed by ``compute(self)`` at every read (typed where it is assigned)."""
+    return property(compute, doc=doc)
+
+
 # ----- Shape and Stride ----------------------------------------------------------
 
 
@@ -85,15 +90,8 @@ class _Modes:
 
     modes: tuple[IntTuple, ...] = _reads("_modes", "The top-level tuple of modes (ints and nested tuples).")
 
-    @property
-    def rank(self) -> int:
-        """Number of top-level modes."""
-        return len(self._modes)
-
-    @property
-    def depth(self) -> int:
-        """CuTe depth of the modes tuple: 1 when all modes are ints."""
-        return depth(self._modes)
+    rank: int = _computed(lambda self: len(self._modes), "Number of top-level modes.")
+    depth: int = _computed(lambda self: depth(self._modes), "CuTe depth of the modes tuple: 1 when all modes are ints.")
 
     @property
     def leaves(self) -> tuple[int, ...]:
@@ -185,6 +183,16 @@ def _canonical(shape_modes: tuple[IntTuple, ...]) -> Layout:
     return result
 
 
+def _modes_of(value: Any, kind: type[_Modes], what: str) -> tuple[IntTuple, ...]:
+    """The raw modes of ``value``, a ``kind`` (Shape or Stride) or raw modes; the other kind is a TypeError
+    whose message starts with ``what``."""
+    if type(value) is kind:
+        return value._modes
+    if isinstance(value, _Modes):
+        raise TypeError(f"{what} a {kind.__name__} or raw modes, got {type(value).__name__} {value}")
+    return normalize_modes(value, kind.__name__)
+
+
 def _from_derive(name: str) -> Callable[[Layout], Any]:
     def read(layout: Layout) -> Any:
         layout._derive()  # fills every fact of the one pass, ``name`` among them
@@ -271,23 +279,11 @@ class Layout:
     _stride: Stride
 
     def __init__(self, shape: Any, stride: Any = None) -> None:
-        if type(shape) is Shape:
-            shape_modes = shape._modes
-        elif isinstance(shape, _Modes):
-            raise TypeError(f"Layout: shape must be a Shape or raw modes, got {type(shape).__name__} {shape}")
-        else:
-            shape_modes = normalize_modes(shape, "Shape")
+        shape_modes = _modes_of(shape, Shape, "Layout: shape must be")
         if stride is None:
             stride_modes = _canonical(shape_modes)._stride_modes
         else:
-            if type(stride) is Stride:
-                stride_modes = stride._modes
-            elif isinstance(stride, _Modes):
-                raise TypeError(
-                    f"Layout: stride must be a Stride or raw modes, got {type(stride).__name__} {stride}"
-                )
-            else:
-                stride_modes = normalize_modes(stride, "Stride")
+            stride_modes = _modes_of(stride, Stride, "Layout: stride must be")
             if not congruent(shape_modes, stride_modes):
                 raise ValueError(
                     f"Layout: shape {format_modes(shape_modes)} and stride "
@@ -315,12 +311,7 @@ class Layout:
             hit = _CANONICAL_BY_MODES.get(shape)
             if hit is not None:
                 return hit
-        if type(shape) is Shape:
-            modes = shape._modes
-        elif isinstance(shape, _Modes):
-            raise TypeError(f"Layout.canonical: expected a Shape or raw modes, got {type(shape).__name__} {shape}")
-        else:
-            modes = normalize_modes(shape, "Shape")
+        modes = _modes_of(shape, Shape, "Layout.canonical: expected")
         result = _canonical(modes)
         if type(shape) is tuple and shape == modes and len(_CANONICAL_BY_MODES) < 4096:
             _CANONICAL_BY_MODES[modes] = result
@@ -394,15 +385,9 @@ class Layout:
 
     stride: Stride = _reads("_stride", "The Stride, congruent with ``shape``.")
 
-    @property
-    def rank(self) -> int:
-        """Number of top-level modes."""
-        return len(self._shape_modes)
-
-    @property
-    def depth(self) -> int:
-        """CuTe depth of the shape's modes tuple: 1 when every mode is an int."""
-        return depth(self._shape_modes)
+    rank: int = _computed(lambda self: len(self._shape_modes), "Number of top-level modes.")
+    depth: int = _computed(lambda self: depth(self._shape_modes),
+                           "CuTe depth of the shape's modes tuple: 1 when every mode is an int.")
 
     size: int = _reads("_size", "Number of coordinates: the product of all extents.")
 
