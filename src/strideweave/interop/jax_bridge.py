@@ -268,6 +268,8 @@ def from_jax(fn: Callable) -> Callable:
     return native_function(fn, _JaxLibrary, "from_jax")
 
 
+# A deliberate pair with _TorchLibrary (torch_bridge.py): two implementations of native_function's library protocol
+# (to_native, run, outputs, detach, from_tensor, vjp), alike in shape and different in every call.
 class _JaxLibrary:
     """What ``native_function`` needs from JAX."""
 

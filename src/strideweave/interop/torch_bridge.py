@@ -208,6 +208,8 @@ def from_torch(fn: Callable) -> Callable:
     return native_function(fn, _TorchLibrary, "from_torch")
 
 
+# A deliberate pair with _JaxLibrary (jax_bridge.py): two implementations of native_function's library protocol
+# (to_native, run, outputs, detach, from_tensor, vjp), alike in shape and different in every call.
 class _TorchLibrary:
     """What ``native_function`` needs from torch."""
 
