@@ -20,7 +20,7 @@ from ..autograd.cotangents import EVERY, Request, gradient_values, spread
 from ..layout import Layout
 from ..tensors.broadcasting import leaves_of
 from ..tensors.tensor import Tensor
-from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
+from ..tensors.values import dense_carrier, operand, operation_kind, reshaped, wrap
 from ._args import axes as _axes
 from ._args import tensor as _tensor
 from ._primitive import Primitive
@@ -91,7 +91,7 @@ class Reduction(Primitive):
                 options=None) -> Tensor:
         # ``reduced``: the top-level modes to reduce, normalised by the caller (``_args.axes``), once.
         # ``zero_d``: every mode reduced without ``keepdims`` gives a 0-d result, not (1):(1).
-        kind = place((x,), options)
+        kind = operation_kind((x,), options)
         xp = kind.namespace
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims), zero_d)
         carrier = dense_carrier(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None

@@ -19,7 +19,7 @@ from ..layout.order import row_major, storage_perm, storage_shape
 from ..tensors.broadcasting import broadcast_modes
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
-from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, place, reshaped, wrap
+from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, operation_kind, reshaped, wrap
 from ._primitive import Primitive
 from ._storage import flat_capable, storage_flat
 
@@ -80,7 +80,7 @@ class Matmul(Primitive):
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):
             raise TypeError(f"matmul expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
-        kind = place((a, b), options)
+        kind = operation_kind((a, b), options)
         xp = kind.namespace
         a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
         a_sizes, b_sizes = a._layout.mode_sizes, b._layout.mode_sizes
@@ -279,7 +279,7 @@ class Tensordot(Primitive):
     def forward(self, a: Any, b: Any, *, modes: Any = 2, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):
             raise TypeError(f"tensordot expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
-        kind = place((a, b), options)
+        kind = operation_kind((a, b), options)
         xp = kind.namespace
         ia, ib = _contracted_modes(modes, a._layout.rank, b._layout.rank)
         a_modes, b_modes = a._layout.shape.modes, b._layout.shape.modes

@@ -51,7 +51,7 @@ def joins_partner(tensor: Tensor) -> Tensor:
     return _JOINS_PARTNER.add(tensor)
 
 
-def place(tensors: Sequence[Tensor], options) -> CarrierKind:
+def operation_kind(tensors: Sequence[Tensor], options) -> CarrierKind:
     """The carrier kind an operation on ``tensors`` runs on.
 
     ``options.carrier`` decides when given; otherwise every operand must
@@ -97,19 +97,19 @@ def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
     return kind_of(first)
 
 
-def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
+def single_operation_kind(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
     """For an operation on one Tensor: where it runs, and the carrier's own buffer when the Tensor is dense there.
 
     The buffer (None unless ``dense_buffer`` would give it) lets elementwise
     rules compute flat; the common case (no options, one carrier) is decided
-    here without ``place``.
+    here without ``operation_kind``.
     """
     if options is None and tensor._blocks is None:
         flat = flat_operand(tensor)
         if flat is not None:
             return flat[1], flat[0]
         return where(tensor), None
-    kind = place((tensor,), options)
+    kind = operation_kind((tensor,), options)
     return kind, dense_buffer(tensor, kind)
 
 
