@@ -18,7 +18,7 @@ import numpy as np
 
 import strideweave as sw
 from strideweave.carriers import transfer
-from strideweave.interop._common import cotangent_for
+from strideweave.interop._common import cotangent_from_native
 
 from .catalogue import Case
 from .inputs import prepare_inputs
@@ -42,7 +42,7 @@ def _native(case: Case, tensors: list, cots: list[np.ndarray]) -> list[np.ndarra
     rows = []
     for cot in cots:
         out = case.fn(*tensors)
-        ct = cotangent_for(out, transfer(cot, out.carrier.kind), "cotangent")
+        ct = cotangent_from_native(out, transfer(cot, out.carrier.kind), "cotangent")
         rows.append([None if g is None else g.numpy() for g in sw.grad(out, tensors, ct)])
     return _stacked(rows, [t.to_array().shape for t in tensors])
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _numpy_methods
 from . import array_api as xp
 from . import ops as _ops
+from ._numpy_methods import METHODS as _NUMPY_METHODS
 from .array_api import _indexing, _native_operands, _writes
 from .array_api._manipulation import inferred_shape
 from .autograd.engine import backward, backwards_traversal
@@ -62,29 +62,21 @@ def _binary(name: str, reflected: bool = False):
     # Tensors and floats, the operators' hot path, go straight to the op (a float beside a
     # Float32 Tensor to its flat form: ``with_scalar``, None where the Tensor is not dense);
     # a native array becomes a constant on the Tensor's carrier or is refused (``_native_operands``).
+    # The reflected form (``2 - t``) puts the Tensor second: a swap, off the hot path (``t * 2.0``).
     with_scalar = getattr(fn, "with_scalar", None)
-    if not reflected:
-        def method(self, other):
-            if other.__class__ is float:
-                if with_scalar is not None and self._dtype is _FLOAT32:
-                    result = with_scalar(self, other, 1)
-                    if result is not None:
-                        return result
-                return fn(self, other)
-            if isinstance(other, Tensor):
-                return fn(self, other)
-            return fn(self, _native_operands.constant(self, other, what))
-    else:
-        def method(self, other):
-            if other.__class__ is float:
-                if with_scalar is not None and self._dtype is _FLOAT32:
-                    result = with_scalar(self, other, 0)
-                    if result is not None:
-                        return result
-                return fn(other, self)
-            if isinstance(other, Tensor):
-                return fn(other, self)
-            return fn(_native_operands.constant(self, other, what), self)
+    run = (lambda self, other: fn(other, self)) if reflected else fn
+    position = 0 if reflected else 1
+
+    def method(self, other):
+        if other.__class__ is float:
+            if with_scalar is not None and self._dtype is _FLOAT32:
+                result = with_scalar(self, other, position)
+                if result is not None:
+                    return result
+            return run(self, other)
+        if isinstance(other, Tensor):
+            return run(self, other)
+        return run(self, _native_operands.constant(self, other, what))
     method.__name__ = name
     return method
 
@@ -153,23 +145,6 @@ def _from_subtensors(cls, blocks: Sequence[Tensor], mode: int = 0) -> Tensor:
 def _compute(self) -> Tensor:
     """This Tensor evaluated: lazy (Dask) storage computed into NumPy carriers (see ``sw.compute``)."""
     return compute(self)[0]
-
-
-def _attach_tensor_level() -> None:
-    """What the Tensor's own floor cannot say: autograd, construction, copies and evaluation."""
-    _Tensor.backward = _backward
-    _Tensor.backwards_traversal = staticmethod(_backwards_traversal)
-    _Tensor.from_storage = classmethod(_from_storage)
-    _Tensor.from_subtensors = classmethod(_from_subtensors)
-    _Tensor.compute = _compute
-    # Copies as torch makes them: detached, in fresh storage on the same carrier class and device;
-    # copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
-    _Tensor.__reduce_ex__ = lambda self, protocol: copies.reduce(self)
-    _Tensor.__copy__ = _copy
-    _Tensor.__deepcopy__ = lambda self, memo: copies.deep_copy(self, _copy(self), memo)
-    _Tensor.fill_ = _writes.fill_
-    _Tensor.copy_ = _writes.copy_
-    _Tensor.add_ = _writes.add_
 
 
 # Method forms whose meaning is the same in NumPy, torch and StrideWeave; those that differ
@@ -287,49 +262,6 @@ def _c_order_view(t: Tensor, target: tuple) -> Layout | None:
     return Layout(Shape(target), Stride(tuple(out)))
 
 
-def _attach_native() -> None:
-    for name in _UNARY_METHODS:
-        setattr(_Tensor, name, _unary_method(name))
-    for short, name in _COMPARISONS.items():
-        setattr(_Tensor, f"__{short}__", _binary(name))
-    _Tensor.__neg__ = lambda self: _ops.negative(self)
-    _Tensor.__abs__ = lambda self: _ops.abs(self)
-    _Tensor.matmul = lambda self, other: _ops.matmul(self, other)
-    _Tensor.clip = lambda self, min=None, max=None: _ops.clip(self, min, max)  # noqa: A002
-    _Tensor.maximum = lambda self, other: _ops.maximum(self, other)
-    _Tensor.minimum = lambda self, other: _ops.minimum(self, other)
-    _Tensor.view = view
-    _Tensor.broadcast_to = lambda self, shape: _ops.broadcast_to(self, shape)
-    _Tensor.T = property(lambda self: _ops.transpose(self))
-
-
-def attach() -> None:
-    """Add the operators, the method forms and the standard's array-object surface to ``Tensor``."""
-    _attach_tensor_level()
-    _attach_native()
-    _numpy_methods.attach(xp)
-    _native_operands.attach(xp)
-    for short, name in _DUNDERS.items():
-        setattr(_Tensor, f"__{short}__", _binary(name))
-        setattr(_Tensor, f"__r{short}__", _binary(name, reflected=True))
-        setattr(_Tensor, f"__i{short}__", _writes.inplace_operator(name, _SYMBOLS.get(name, name) + "="))
-    _Tensor.__matmul__ = _matmul
-    _Tensor.__rmatmul__ = _rmatmul
-    _Tensor.__invert__ = lambda self: _ops.bitwise_invert(self)
-    _Tensor.__pos__ = lambda self: _ops.positive(self)
-    _Tensor.__array_namespace__ = _namespace
-    _Tensor.__getitem__ = _indexing.getitem
-    _Tensor.__setitem__ = _indexing.setitem
-    _Tensor.__index__ = _index
-    _Tensor.__complex__ = lambda self: _scalar(self, complex, "__complex__")
-    _Tensor.__float__ = lambda self: _scalar(self, float, "__float__")
-    _Tensor.__int__ = lambda self: _scalar(self, int, "__int__")
-    _Tensor.__bool__ = lambda self: _scalar(self, bool, "__bool__")
-    _Tensor.mT = property(_mT)
-    _Tensor.to_device = _to_device
-    _Tensor.__dlpack__ = _dlpack
-
-
 def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     """DLPack export of the values (one axis per top-level mode); a graph Tensor must be detached first."""
     refuse_implicit_export(self, "t.__dlpack__()")
@@ -346,6 +278,79 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if copy is False or isinstance(native, np.ndarray) or native.__dlpack_device__()[0] != 1:
             raise
         return np.array(native).__dlpack__(**kwargs)
+
+
+
+def _table() -> tuple[dict[str, Any], ...]:
+    """name -> what ``Tensor`` gets under it, in groups: every method, operator and property, one row each."""
+    binary = {f"__{short}__": _binary(name) for short, name in _DUNDERS.items() if name != "matmul"}
+    reflected = {f"__r{short}__": _binary(name, reflected=True) for short, name in _DUNDERS.items()
+                 if name != "matmul"}
+    in_place = {f"__i{short}__": _writes.inplace_operator(name, _SYMBOLS[name] + "=")
+                for short, name in _DUNDERS.items()}
+    comparisons = {f"__{short}__": _binary(name) for short, name in _COMPARISONS.items()}
+    own = {
+        # What the Tensor's own floor cannot say: autograd, construction, evaluation, recorded writes.
+        "backward": _backward,
+        "backwards_traversal": staticmethod(_backwards_traversal),
+        "from_storage": classmethod(_from_storage),
+        "from_subtensors": classmethod(_from_subtensors),
+        "compute": _compute,
+        "fill_": _writes.fill_,
+        "copy_": _writes.copy_,
+        "add_": _writes.add_,
+        # Copies as torch makes them: detached, in fresh storage on the same carrier class and device;
+        # copy.copy and copy.deepcopy refuse a Tensor with history, pickle stores its values.
+        "__reduce_ex__": lambda self, protocol: copies.reduce(self),
+        "__copy__": _copy,
+        "__deepcopy__": lambda self, memo: copies.deep_copy(self, _copy(self), memo),
+        # Method forms of the op library.
+        **{name: _unary_method(name) for name in _UNARY_METHODS},
+        "matmul": lambda self, other: _ops.matmul(self, other),
+        "clip": lambda self, min=None, max=None: _ops.clip(self, min, max),  # noqa: A002
+        "maximum": lambda self, other: _ops.maximum(self, other),
+        "minimum": lambda self, other: _ops.minimum(self, other),
+        "view": view,
+        "broadcast_to": lambda self, shape: _ops.broadcast_to(self, shape),
+        "T": property(lambda self: _ops.transpose(self)),
+    }
+    standard = {
+        # The standard's array object beyond the generated operators: indexing, conversions, devices, exchange.
+        # ``@`` is the namespace's matmul (0-d for two vectors), and a foreign operand defers to its own type.
+        "__matmul__": _matmul,
+        "__rmatmul__": _rmatmul,
+        "__neg__": lambda self: _ops.negative(self),
+        "__pos__": lambda self: _ops.positive(self),
+        "__abs__": lambda self: _ops.abs(self),
+        "__invert__": lambda self: _ops.bitwise_invert(self),
+        "__getitem__": _indexing.getitem,
+        "__setitem__": _indexing.setitem,
+        "__index__": _index,
+        "__complex__": lambda self: _scalar(self, complex, "__complex__"),
+        "__float__": lambda self: _scalar(self, float, "__float__"),
+        "__int__": lambda self: _scalar(self, int, "__int__"),
+        "__bool__": lambda self: _scalar(self, bool, "__bool__"),
+        "__array_namespace__": _namespace,
+        "mT": property(_mT),
+        "to_device": _to_device,
+        "__dlpack__": _dlpack,
+        # NumPy's protocols: a ufunc or function on a Tensor runs the recorded operation or is refused.
+        "__array_ufunc__": _native_operands.array_ufunc,
+        "__array_function__": _native_operands.array_function,
+    }
+    # Reductions, reshape, transpose: NumPy's meaning (``_numpy_methods``).
+    return own, _NUMPY_METHODS, binary, reflected, in_place, comparisons, standard
+
+
+def attach() -> None:
+    """Give ``Tensor`` every row of the table; a name in two rows is a mistake, refused here."""
+    seen: set[str] = set()
+    for group in _table():
+        for name, value in group.items():
+            if name in seen:
+                raise RuntimeError(f"Tensor.{name} stands in the method table twice")
+            seen.add(name)
+            setattr(_Tensor, name, value)
 
 
 attach()

@@ -14,15 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from . import array_api as _xp
 from . import ops as _ops
 from .dtypes import SimpleDType
 from .dtypes import as_dtype as _as_dtype
 from .layout import Shape
-from .tensors.tensor import Tensor
 
-__all__ = ["attach"]
-
-_XP: Any = None  # strideweave.array_api, bound by attach() once the namespace is complete
+__all__ = ["METHODS"]
 
 
 def _no_out(name: str, out: Any) -> None:
@@ -68,11 +66,11 @@ def reshape(self, *shape, order="C", copy=None):
     """The same values read in C order (``order="F"``: Fortran order) under a new shape, as NumPy."""
     target = _shape_args("reshape", shape)
     if order == "C":
-        return _XP.reshape(self, target, copy=copy)
+        return _xp.reshape(self, target, copy=copy)
     if order != "F":
         raise ValueError(f"Tensor.reshape: order must be 'C' or 'F', got {order!r}")
     # Fortran order is StrideWeave's colexicographic order over the top-level modes.
-    out = _ops.reshape(self, Shape(_XP.inferred_shape(self, target, "Tensor.reshape", "a Tensor")))
+    out = _ops.reshape(self, Shape(_xp.inferred_shape(self, target, "Tensor.reshape", "a Tensor")))
     return _ops.copy(out) if copy else out
 
 
@@ -94,7 +92,7 @@ def squeeze(self, axis=None):
     """Remove the extent-1 axes (``axis``: only those, each of which must have extent 1)."""
     if axis is None:
         axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
-    return _XP.squeeze(self, axis)
+    return _xp.squeeze(self, axis)
 
 
 def transpose(self, *axes):
@@ -102,7 +100,7 @@ def transpose(self, *axes):
     order = _axes_args("transpose", axes)
     if order is None:
         order = tuple(range(self.ndim - 1, -1, -1))
-    return _XP.permute_dims(self, order)
+    return _xp.permute_dims(self, order)
 
 
 def permute(self, *axes):
@@ -110,40 +108,40 @@ def permute(self, *axes):
     order = _axes_args("permute", axes)
     if order is None:
         raise TypeError("Tensor.permute needs the new order of the axes, e.g. t.permute(1, 0)")
-    return _XP.permute_dims(self, order)
+    return _xp.permute_dims(self, order)
 
 
 # ----- reductions --------------------------------------------------------------------------------------
 
 def _cast(self, dtype, name):
-    return self if dtype is None else _XP.astype(self, as_dtype(dtype, name))
+    return self if dtype is None else _xp.astype(self, as_dtype(dtype, name))
 
 
 def sum(self, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001
     """Sum over ``axis`` (None: every axis, a 0-d result), as ``xp.sum``."""
     _no_out("sum", out)
-    return _XP.sum(self, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "sum"), keepdims=keepdims)
+    return _xp.sum(self, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "sum"), keepdims=keepdims)
 
 
 def prod(self, axis=None, dtype=None, out=None, keepdims=False):
     """Product over ``axis`` (None: every axis, a 0-d result), as ``xp.prod``."""
     _no_out("prod", out)
-    return _XP.prod(self, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "prod"), keepdims=keepdims)
+    return _xp.prod(self, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "prod"), keepdims=keepdims)
 
 
 def mean(self, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over ``axis`` (None: a 0-d result), computed in ``dtype`` when given."""
     _no_out("mean", out)
-    return _XP.mean(_cast(self, dtype, "mean"), axis=axis, keepdims=keepdims)
+    return _xp.mean(_cast(self, dtype, "mean"), axis=axis, keepdims=keepdims)
 
 
-def _extremum(name):
+def _over_axis(name, doc):
+    """``t.max(axis=0)`` and its kin: ``xp.<name>`` over ``axis`` (None: a 0-d result), NumPy's ``out=`` refused."""
     def method(self, axis=None, out=None, keepdims=False):
         _no_out(name, out)
-        return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
+        return getattr(_xp, name)(self, axis=axis, keepdims=keepdims)
     method.__name__ = name
-    method.__doc__ = (f"{'Maximum' if name == 'max' else 'Minimum'} over ``axis`` (None: a 0-d result), as "
-                      f"``xp.{name}``.")
+    method.__doc__ = doc
     return method
 
 
@@ -152,7 +150,7 @@ def _statistic(name):
         _no_out(name, out)
         if correction is not None and ddof != 0:
             raise ValueError(f"Tensor.{name}: give ddof or correction, not both")
-        return getattr(_XP, name)(_cast(self, dtype, name), axis=axis, keepdims=keepdims,
+        return getattr(_xp, name)(_cast(self, dtype, name), axis=axis, keepdims=keepdims,
                                   correction=ddof if correction is None else correction)
     method.__name__ = name
     method.__doc__ = (f"{'Standard deviation' if name == 'std' else 'Variance'} over ``axis`` with ``ddof`` (or "
@@ -163,26 +161,17 @@ def _statistic(name):
 def _arg_extremum(name):
     def method(self, axis=None, out=None, *, keepdims=False):
         _no_out(name, out)
-        return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
+        return getattr(_xp, name)(self, axis=axis, keepdims=keepdims)
     method.__name__ = name
     method.__doc__ = f"Index of the first {name[3:]}imum along ``axis`` (None: of the C-order flattened values)."
-    return method
-
-
-def _logical(name):
-    def method(self, axis=None, out=None, keepdims=False):
-        _no_out(name, out)
-        return getattr(_XP, name)(self, axis=axis, keepdims=keepdims)
-    method.__name__ = name
-    method.__doc__ = f"Logical {'AND' if name == 'all' else 'OR'} over ``axis`` (None: a 0-d result)."
     return method
 
 
 def cumsum(self, axis=None, dtype=None, out=None):
     """Cumulative sum along ``axis`` (None: over the C-order flattened values), as NumPy."""
     _no_out("cumsum", out)
-    x = self if axis is not None else _XP.reshape(self, (-1,))
-    return _XP.cumulative_sum(x, axis=0 if axis is None else axis,
+    x = self if axis is not None else _xp.reshape(self, (-1,))
+    return _xp.cumulative_sum(x, axis=0 if axis is None else axis,
                               dtype=None if dtype is None else as_dtype(dtype, "cumsum"))
 
 
@@ -191,7 +180,7 @@ def round(self, decimals=0, out=None):  # noqa: A001
     _no_out("round", out)
     decimals = operator.index(decimals)
     if decimals == 0:
-        return _XP.round(self)
+        return _xp.round(self)
     if self.dtype.kind in ("int", "uint", "bool"):
         if decimals > 0:
             return _ops.copy(self)
@@ -199,7 +188,7 @@ def round(self, decimals=0, out=None):  # noqa: A001
                                   f"a floating copy (t.astype('float64').round({decimals}))")
     # NumPy's own rule: scale, round half to even, scale back.
     scale = 10.0 ** decimals
-    return _XP.round(self * scale) / scale
+    return _xp.round(self * scale) / scale
 
 
 # ----- copies, dtypes, formatting ---------------------------------------------------------------------
@@ -211,7 +200,7 @@ def clone(self):
 
 def astype(self, dtype, /, *, copy=True, device=None):
     """The values converted to ``dtype`` (a StrideWeave or NumPy dtype), as ``xp.astype``."""
-    return _XP.astype(self, as_dtype(dtype), copy=copy, device=device)
+    return _xp.astype(self, as_dtype(dtype), copy=copy, device=device)
 
 
 def __format__(self, spec):
@@ -224,18 +213,14 @@ def __format__(self, spec):
     return format(self.item(), spec)
 
 
-def attach(xp) -> None:
-    """Put the NumPy-meaning methods on ``Tensor`` (``xp``: the complete ``strideweave.array_api``)."""
-    global _XP
-    _XP = xp
-    for fn in (reshape, flatten, ravel, squeeze, transpose, permute, sum, prod, mean, cumsum, clone, astype,
-               round, __format__):
-        setattr(Tensor, fn.__name__, fn)
-    for name in ("max", "min"):
-        setattr(Tensor, name, _extremum(name))
-    for name in ("std", "var"):
-        setattr(Tensor, name, _statistic(name))
-    for name in ("argmax", "argmin"):
-        setattr(Tensor, name, _arg_extremum(name))
-    for name in ("any", "all"):
-        setattr(Tensor, name, _logical(name))
+#: name -> method: the NumPy-meaning rows of the one table ``strideweave._methods`` attaches
+METHODS: dict[str, Any] = {
+    **{fn.__name__: fn for fn in (reshape, flatten, ravel, squeeze, transpose, permute, sum, prod, mean, cumsum,
+                                  clone, astype, round, __format__)},
+    "max": _over_axis("max", "Maximum over ``axis`` (None: a 0-d result), as ``xp.max``."),
+    "min": _over_axis("min", "Minimum over ``axis`` (None: a 0-d result), as ``xp.min``."),
+    "all": _over_axis("all", "Logical AND over ``axis`` (None: a 0-d result)."),
+    "any": _over_axis("any", "Logical OR over ``axis`` (None: a 0-d result)."),
+    **{name: _statistic(name) for name in ("std", "var")},
+    **{name: _arg_extremum(name) for name in ("argmax", "argmin")},
+}

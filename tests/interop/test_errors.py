@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import strideweave as sw
-from strideweave.interop._common import cotangent_for
+from strideweave.interop._common import cotangent_from_native
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
@@ -105,17 +105,17 @@ def test_wrong_cotangent_shape_for_a_native_operation(library):
 def test_cotangent_of_the_wrong_shape_or_dtype_names_both():
     target = sw.tensor(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match=r"output 0: cotangent has shape \(3, 2\), expected \(2, 3\)"):
-        cotangent_for(target, np.ones((3, 2), np.float32), "output 0")
+        cotangent_from_native(target, np.ones((3, 2), np.float32), "output 0")
     with pytest.raises(TypeError, match=r"cotangent has dtype DType\.Int32, expected Float32"):
-        cotangent_for(target, np.ones((2, 3), np.int32), "output 0")
+        cotangent_from_native(target, np.ones((2, 3), np.int32), "output 0")
 
 
 def test_cotangent_takes_the_output_layout_nested_modes_included():
     nested = sw.Tensor.from_storage(np.arange(12, dtype=np.float32), sw.Layout(sw.Shape([2, [3, 2]])))
     values = np.arange(12, dtype=np.float32).reshape(2, 6)
-    ct = cotangent_for(nested, values, "out")
+    ct = cotangent_from_native(nested, values, "out")
     assert ct.layout == nested.layout
     np.testing.assert_array_equal(ct.to_array(), values)
     row_major = sw.tensor(np.ones((2, 3), np.float32))
-    wrapped = cotangent_for(row_major, np.full((2, 3), 2.0, np.float32), "out")
+    wrapped = cotangent_from_native(row_major, np.full((2, 3), 2.0, np.float32), "out")
     assert wrapped.layout == row_major.layout

@@ -5,7 +5,7 @@ import pytest
 
 import strideweave as sw
 from strideweave.interop import _common, jax_bridge
-from strideweave.interop._common import cotangent_for, wrap_native
+from strideweave.interop._common import cotangent_from_native, wrap_native
 from strideweave.tensors import creation
 
 CARRIERS = sw.testing.available_carriers()
@@ -88,7 +88,7 @@ def test_cotangents_take_the_output_layout_from_any_strides(carrier, order):
     target = _column_major_output(carrier)
     values = np.asarray(np.arange(12, dtype=np.float32).reshape(3, 4), order=order)
     native = _native(carrier, values)
-    got = cotangent_for(target, native, "out")
+    got = cotangent_from_native(target, native, "out")
     assert got.layout == target.layout and got.dtype == sw.DType.Float32
     assert type(got.carrier) is type(target.carrier)
     np.testing.assert_array_equal(got.numpy(), values)
@@ -109,7 +109,7 @@ def test_cotangents_follow_each_target_layout_when_targets_alternate(carrier):
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
     for _ in range(2):
         for name, target in targets.items():
-            got = cotangent_for(target, _native(carrier, values), "out")
+            got = cotangent_from_native(target, _native(carrier, values), "out")
             want = target.layout if name != "broadcast" else sw.Layout.canonical((3, 4))
             assert got.layout == want, name
             np.testing.assert_array_equal(got.numpy(), values)
@@ -120,13 +120,13 @@ def test_broadcast_targets_get_canonical_cotangents_and_bad_values_are_named(car
     row = sw.tensor(np.arange(4, dtype=np.float32), carrier=carrier)
     target = sw.broadcast_to(row, (3, 4))
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
-    got = cotangent_for(target, _native(carrier, values), "out")
+    got = cotangent_from_native(target, _native(carrier, values), "out")
     assert got.layout == sw.Layout.canonical((3, 4))
     np.testing.assert_array_equal(got.numpy(), values)
     with pytest.raises(TypeError, match=r"out: cotangent has dtype .*Float64.*expected Float32"):
-        cotangent_for(target, _native(carrier, values.astype(np.float64)), "out")
+        cotangent_from_native(target, _native(carrier, values.astype(np.float64)), "out")
     with pytest.raises(ValueError, match=r"out: cotangent has shape \(4, 3\), expected \(3, 4\)"):
-        cotangent_for(target, _native(carrier, values.T.copy()), "out")
+        cotangent_from_native(target, _native(carrier, values.T.copy()), "out")
 
 
 def test_a_gradient_of_an_earlier_traversal_still_refuses_an_unreached_input():

@@ -42,7 +42,9 @@ from ..ops.arrays import (
     vecdot,
 )
 
-# The op library's functions, already the standard's (complex operands included).
+# The op library's functions, already the standard's (complex operands included). A deliberate copy of
+# the list in ops/__init__.py: ops.elementwise builds its __all__ from its rule tables, which a type
+# checker cannot follow through a star import, so each floor names what it re-exports.
 from ..ops.elementwise import (
     abs,
     acos,

@@ -163,24 +163,23 @@ def _arg_extremum(name, fill):
     return reduce
 
 
-def nancumsum(a, axis=None, dtype=None, out=None):
-    """``np.nancumsum``: the cumulative sum with NaN counted as zero (``axis=None``: over the flattened values)."""
-    a = _checked("nancumsum", a, out)
-    filled, _ = _filled(a, 0)
-    xp = namespace()
-    if axis is None:
-        filled, axis = xp.reshape(filled, (-1,)), 0
-    return xp.cumulative_sum(filled, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "dtype"))
+def _cumulative(name, fill, how):
+    """``np.nancumsum`` / ``np.nancumprod``: the running ``how`` with NaN counted as ``fill``."""
+    def accumulate(a, axis=None, dtype=None, out=None):
+        a = _checked(name, a, out)
+        filled, _ = _filled(a, fill)
+        xp = namespace()
+        if axis is None:
+            filled, axis = xp.reshape(filled, (-1,)), 0
+        return getattr(xp, how)(filled, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "dtype"))
+    accumulate.__name__ = name
+    accumulate.__doc__ = (f"``np.{name}``: the cumulative {how.removeprefix('cumulative_')} with NaN counted as "
+                          f"{fill} (``axis=None``: over the flattened values).")
+    return accumulate
 
 
-def nancumprod(a, axis=None, dtype=None, out=None):
-    """``np.nancumprod``: the cumulative product with NaN counted as one."""
-    a = _checked("nancumprod", a, out)
-    filled, _ = _filled(a, 1)
-    xp = namespace()
-    if axis is None:
-        filled, axis = xp.reshape(filled, (-1,)), 0
-    return xp.cumulative_prod(filled, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "dtype"))
+nancumsum = _cumulative("nancumsum", 0, "cumulative_sum")
+nancumprod = _cumulative("nancumprod", 1, "cumulative_prod")
 
 
 #: NumPy function name -> its recorded form on Tensors

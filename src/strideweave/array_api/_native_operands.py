@@ -22,6 +22,7 @@ import numpy as np
 
 from ..carriers import TracerError, kind_for_array
 from ..tensors.tensor import Tensor
+from ._namespace import namespace
 from ._nan_reductions import FUNCTIONS as _NAN_FUNCTIONS
 from ._numpy_extras import gradient as _gradient
 from ._numpy_extras import isin as _isin
@@ -30,8 +31,6 @@ from ._numpy_extras import pad as _pad
 from ._numpy_extras import quantile as _quantile
 
 __all__ = ["array_function", "array_ufunc", "constant"]
-
-_XP: Any = None  # strideweave.array_api, bound by attach()
 
 _SCALARS = (bool, int, float, complex, np.generic)
 
@@ -72,7 +71,7 @@ def constant(tensor: Tensor, value: Any, what: str) -> Any:
         return value
     here = tensor._carriers[0].kind
     if kind.cls is here.cls and kind.namespace is here.namespace:
-        return _XP.asarray(value)
+        return namespace().asarray(value)
     carrier, _ = _library(here)
     raise TypeError(
         f"{what} between a Tensor on the {carrier} carrier and a {_library(kind)[1]}: a native array joins a "
@@ -123,7 +122,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"engine's back; use strideweave.array_api's functions (recorded), or call NumPy on t.numpy() "
             f"for the values outside the graph")
     args = _constants(inputs, self, f"np.{name}")
-    return getattr(_XP, target)(*args)
+    return getattr(namespace(), target)(*args)
 
 
 # ----- NumPy functions -------------------------------------------------------------------------------
@@ -148,30 +147,30 @@ def _where(condition, x=None, y=None):
     if x is None or y is None:
         raise _refuse("where (one argument)")
     anchor = _anchor((condition, x, y))
-    return _XP.where(*_constants((condition, x, y), anchor, "np.where"))
+    return namespace().where(*_constants((condition, x, y), anchor, "np.where"))
 
 
 def _concatenate(arrays, axis=0):
-    return _XP.concat(_constants(arrays, _anchor(arrays), "np.concatenate"), axis=axis)
+    return namespace().concat(_constants(arrays, _anchor(arrays), "np.concatenate"), axis=axis)
 
 
 def _stack(arrays, axis=0):
-    return _XP.stack(_constants(arrays, _anchor(arrays), "np.stack"), axis=axis)
+    return namespace().stack(_constants(arrays, _anchor(arrays), "np.stack"), axis=axis)
 
 
 def _clip(a, a_min=None, a_max=None):
-    return _XP.clip(a, a_min, a_max)
+    return namespace().clip(a, a_min, a_max)
 
 
 def _round(a, decimals=0, out=None):
     if decimals != 0 or out is not None:
         raise _refuse("round with decimals= or out=")
-    return _XP.round(a)
+    return namespace().round(a)
 
 
 def _tensordot(a, b, axes=2):
     anchor = _anchor((a, b))
-    return _XP.tensordot(*_constants((a, b), anchor, "np.tensordot"), axes=axes)
+    return namespace().tensordot(*_constants((a, b), anchor, "np.tensordot"), axes=axes)
 
 
 def _values(fn):
@@ -189,9 +188,9 @@ _FUNCTIONS = {
     "amax": _method("max"), "amin": _method("min"), "reshape": _reshape, "transpose": _transpose,
     "where": _where, "concatenate": _concatenate, "concat": _concatenate, "stack": _stack, "clip": _clip,
     "round": _round, "around": _round, "tensordot": _tensordot,
-    "expand_dims": lambda a, axis: _XP.expand_dims(a, axis=axis),
-    "broadcast_to": lambda array, shape: _XP.broadcast_to(array, shape),
-    "flip": lambda m, axis=None: _XP.flip(m, axis=axis),
+    "expand_dims": lambda a, axis: namespace().expand_dims(a, axis=axis),
+    "broadcast_to": lambda array, shape: namespace().broadcast_to(array, shape),
+    "flip": lambda m, axis=None: namespace().flip(m, axis=axis),
     "shape": lambda a: a.shape, "ndim": lambda a: a.ndim, "size": lambda a: a.size,
     "allclose": _values(np.allclose), "isclose": _values(np.isclose), "array_equal": _values(np.array_equal),
     "array_equiv": _values(np.array_equiv),
@@ -215,12 +214,3 @@ def array_function(self, func, types, args, kwargs):
         module = func.__module__.removeprefix("numpy").lstrip(".")
         raise _refuse(f"{module}.{func.__name__}" if module else func.__name__)
     return handler(*args, **kwargs)
-
-
-def attach(xp) -> None:
-    """Give ``Tensor`` its NumPy protocol methods (``xp``: the complete ``strideweave.array_api``)."""
-    global _XP
-    _XP = xp
-    # Tensor's class body declares both for type checkers, which refuse an assignment to a method.
-    Tensor.__array_ufunc__ = array_ufunc  # type: ignore[method-assign]
-    Tensor.__array_function__ = array_function  # type: ignore[method-assign]

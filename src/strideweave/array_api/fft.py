@@ -10,6 +10,7 @@ backward, naming the call (``operation.outside_operation``); ``fftshift`` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..dtypes import DType
@@ -47,54 +48,29 @@ def _run(name: str, x: Any, **kwargs: Any) -> Tensor:
     return outside_operation(f"fft.{name}", (x,), out)
 
 
-def fft(x, /, *, n=None, axis=-1, norm="backward"):
-    """One-dimensional discrete Fourier transform."""
-    return _run("fft", x, n=n, axis=axis, norm=norm)
+def _transform(name: str, doc: str, *, n_axes: bool = False) -> Callable[..., Tensor]:
+    """The standard's ``fft.<name>``: one axis (``n``, ``axis``) or several (``s``, ``axes``, ``n_axes``)."""
+    def over_axes(x, /, *, s=None, axes=None, norm="backward"):
+        return _run(name, x, s=s, axes=axes, norm=norm)
+
+    def over_axis(x, /, *, n=None, axis=-1, norm="backward"):
+        return _run(name, x, n=n, axis=axis, norm=norm)
+    transform = over_axes if n_axes else over_axis
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = doc
+    return transform
 
 
-def ifft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Inverse of ``fft``."""
-    return _run("ifft", x, n=n, axis=axis, norm=norm)
-
-
-def fftn(x, /, *, s=None, axes=None, norm="backward"):
-    """N-dimensional discrete Fourier transform."""
-    return _run("fftn", x, s=s, axes=axes, norm=norm)
-
-
-def ifftn(x, /, *, s=None, axes=None, norm="backward"):
-    """Inverse of ``fftn``."""
-    return _run("ifftn", x, s=s, axes=axes, norm=norm)
-
-
-def rfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """FFT of a real signal (non-negative frequencies)."""
-    return _run("rfft", x, n=n, axis=axis, norm=norm)
-
-
-def irfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Inverse of ``rfft``."""
-    return _run("irfft", x, n=n, axis=axis, norm=norm)
-
-
-def rfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """N-dimensional FFT of a real signal."""
-    return _run("rfftn", x, s=s, axes=axes, norm=norm)
-
-
-def irfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """Inverse of ``rfftn``."""
-    return _run("irfftn", x, s=s, axes=axes, norm=norm)
-
-
-def hfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """FFT of a Hermitian-symmetric signal."""
-    return _run("hfft", x, n=n, axis=axis, norm=norm)
-
-
-def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Inverse of ``hfft``."""
-    return _run("ihfft", x, n=n, axis=axis, norm=norm)
+fft = _transform("fft", "One-dimensional discrete Fourier transform.")
+ifft = _transform("ifft", "Inverse of ``fft``.")
+fftn = _transform("fftn", "N-dimensional discrete Fourier transform.", n_axes=True)
+ifftn = _transform("ifftn", "Inverse of ``fftn``.", n_axes=True)
+rfft = _transform("rfft", "FFT of a real signal (non-negative frequencies).")
+irfft = _transform("irfft", "Inverse of ``rfft``.")
+rfftn = _transform("rfftn", "N-dimensional FFT of a real signal.", n_axes=True)
+irfftn = _transform("irfftn", "Inverse of ``rfftn``.", n_axes=True)
+hfft = _transform("hfft", "FFT of a Hermitian-symmetric signal.")
+ihfft = _transform("ihfft", "Inverse of ``hfft``.")
 
 
 def _shift(name: str, x: Any, axes: Any, inverse: bool) -> Tensor:

@@ -181,11 +181,7 @@ _EAGER = frozenset({"numpy", "torch", "jax"})
 def gradient_layout(target: Tensor) -> Layout:
     """The layout of every gradient buffer for ``target``: its own if injective, else canonical."""
     layout = target._layout
-    try:  # the cached slot first (``Layout.aliasing`` fills it): this runs once per gradient buffer
-        injective = layout._aliasing == "injective"
-    except AttributeError:
-        injective = layout.is_injective()
-    return layout if injective else Layout.canonical(layout._shape_modes)
+    return layout if layout._aliasing == "injective" else Layout.canonical(layout._shape_modes)
 
 
 def cotangent_for(target: Tensor, values: Any, values_kind: CarrierKind | None = None, owned: bool = False,

@@ -138,12 +138,7 @@ class Traversal:
 
     def settle(self, tensor: Tensor, total: Tensor, owned: bool = False) -> Tensor:
         """Finish a Tensor's total once all contributions arrived; it is staged or captured as it is."""
-        layout = tensor._layout
-        try:  # the cached slot first (``Layout.aliasing`` fills it): this runs for every settled total
-            aliasing = layout._aliasing
-        except AttributeError:
-            aliasing = layout.aliasing()
-        if aliasing == "broadcast":
+        if tensor._layout._aliasing == "broadcast":  # the slot, derived on first read: this runs per settled total
             total, owned = aggregate(tensor, total, self.batch), True
         if self.accumulate and (tensor._ctx is None or tensor._retains_grad):
             self.staged.append((tensor, total, owned))

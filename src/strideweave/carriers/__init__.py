@@ -10,6 +10,7 @@ _locks), and its modules import one another in one direction:
 < ``registry``.
 """
 
+from . import registry as _registry
 from .array_api_carrier import ArrayAPICarrier
 from .base import Carrier
 from .dask_carrier import DaskCarrier
@@ -31,18 +32,6 @@ from .watch import ContentWatch
 # Also importable from here for the rest of the package (not public API): ContentWatch,
 # NamedDevice, named_device, default_int, missing_wide_types, TracerError.
 
-__all__ = [
-    "ArrayAPICarrier",
-    "Carrier",
-    "CarrierKind",
-    "DaskCarrier",
-    "JaxCarrier",
-    "NumpyCarrier",
-    "TorchCarrier",
-    "carrier_for_array",
-    "get_default_carrier",
-    "kind_for_array",
-    "resolve",
-    "set_default_carrier",
-    "transfer",
-]
+# The carrier classes and ``registry``'s public functions (its ``__all__``, the one list of them).
+__all__ = ["ArrayAPICarrier", "Carrier", "DaskCarrier", "JaxCarrier", "NumpyCarrier", "TorchCarrier",
+           *_registry.__all__]

@@ -30,7 +30,7 @@ from ..dtypes import SIMPLE_DTYPES, STORED_DTYPES, SimpleDType, _scalar_fits
 from ..errors import MissingBackendError
 from . import _indexing
 from .generic import _SCALARS, GenericHooks
-from .kind import kind_of_parts
+from .kind import CarrierKind, kind_of_parts
 from .watch import ContentWatch
 
 __all__ = ["Carrier"]
@@ -82,6 +82,18 @@ class Carrier(GenericHooks):
         "_watch",
         "_xp",
     )
+    # slots, filled by ``_adopt`` alone
+    _array: Any
+    _cache: dict | None
+    _device: Any
+    _dtype: SimpleDType
+    _kind: CarrierKind | None
+    _last_gather: Any
+    _native: Any
+    _size: int
+    _unread: bool
+    _watch: ContentWatch | None
+    _xp: Any
 
     #: name used in error messages and by ``resolve``; set by subclasses
     backend = "abstract"
@@ -97,9 +109,8 @@ class Carrier(GenericHooks):
 
     # ----- construction ---------------------------------------------------
 
-    def __init__(self, array1d):
+    def __new__(cls, array1d):
         """Wrap a 1-D native array without copying (same as ``from_array``)."""
-        cls = type(self)
         if cls is Carrier:
             raise TypeError("Carrier is abstract; use NumpyCarrier, TorchCarrier, JaxCarrier or ArrayAPICarrier")
         xp = cls._namespace_of(array1d)  # TypeError for foreign objects
@@ -108,30 +119,15 @@ class Carrier(GenericHooks):
                 f"{cls.__name__}.from_array expects a 1-D array, got shape "
                 f"{tuple(getattr(array1d, 'shape', ()))}"
             )
-        dtype = cls._sw_dtype_in(xp, array1d.dtype)
-        self._init(cls._prepare_buffer(array1d), xp, cls._device_of(array1d), dtype)
-
-    def _init(self, array, xp, device, dtype):
-        self._array = array
-        self._xp = xp
-        self._device = device
-        self._dtype = dtype
-        self._native = self._native_dtype_in(xp, dtype)
-        self._size = int(array.shape[0])
-        self._version = 0
-        self._cache = None
-        self._kind = None
-        self._last_gather = None
-        self._watch = None
-        # True on a fresh buffer (``zeros``, ``empty``, ...) until a recorded operation reads it: a
-        # Float32 Tensor written into it is recorded (the write rule, API.md section 4).
-        self._unread = False
+        return cls._adopt(cls._prepare_buffer(array1d), xp, cls._device_of(array1d))
 
     @classmethod
     def _adopt(cls, array1d, xp, device, kind=None):
         """Wrap a 1-D array an operation just computed on this kind (hot path: no checks).
 
-        ``kind``, when the caller has it, is this carrier's CarrierKind.
+        The one place a carrier's slots are filled: the constructor, ``allocate``
+        and ``to_device`` check their arguments, then come here. ``kind``, when
+        the caller has it, is this carrier's CarrierKind.
         """
         self = object.__new__(cls)
         self._array = array1d
@@ -154,6 +150,8 @@ class Carrier(GenericHooks):
         self._kind = kind
         self._last_gather = None
         self._watch = None
+        # True on a fresh buffer (``zeros``, ``empty``, ...) until a recorded operation reads it: a
+        # Float32 Tensor written into it is recorded (the write rule, API.md section 4).
         self._unread = False
         return self
 
@@ -192,12 +190,9 @@ class Carrier(GenericHooks):
         device = cls._normalize_device(xp, device)
         native = cls._native_dtype_in(xp, dtype)
         array = cls._zeros(xp, n, native, device)
-        # The dtype the namespace stores, as it reports it: jax.numpy outside x64 mode narrows a
-        # 64-bit request to 32 bits (and warns), and the carrier reports what it holds.
-        dtype = cls._sw_dtype_in(xp, array.dtype)
-        self = object.__new__(cls)
-        self._init(array, xp, device, dtype)
-        return self
+        # The dtype is the one the namespace stores, as it reports it (``_adopt``): jax.numpy outside
+        # x64 mode narrows a 64-bit request to 32 bits (and warns), and the carrier reports what it holds.
+        return cls._adopt(array, xp, device)
 
     def fresh(self, n, dtype=None, fill=None):
         """Storage of ``n`` elements of this exact kind, zeros or every one ``fill`` (trusted hot path)."""
@@ -482,10 +477,7 @@ class Carrier(GenericHooks):
         device = self._normalize_device(self._xp, device)
         if device == self._device:
             return self
-        moved = self._move(self._array, device)
-        out = object.__new__(type(self))
-        out._init(moved, self._xp, device, self._dtype)
-        return out
+        return type(self)._adopt(self._move(self._array, device), self._xp, device)
 
     # ----- validation helpers ------------------------------------------------------
 
@@ -553,8 +545,8 @@ class LibraryCarrier(Carrier):
     namespace's), ``array_type`` (the array class's name in the library),
     ``library_title`` and ``extra`` (the ImportError names the pip extra),
     ``namespace_name`` and ``array_name`` for error messages, and ``cpu_only``
-    where the library has no devices.  ``_bind`` hands the imported modules to
-    the backend module, whose fast paths use them as globals.
+    where the library has no devices.  ``library_globals`` names the backend
+    module's globals that receive the imported modules (its fast paths read them).
     """
 
     __slots__ = ()
@@ -565,6 +557,8 @@ class LibraryCarrier(Carrier):
     array_type = ""
     library_title = ""
     extra = ""
+    #: names of the backend module's globals that receive the library and its namespace, once imported
+    library_globals: tuple = ()
     #: whether the library has no devices: the device is ``"cpu"``, and asking for another fails
     cpu_only = False
     #: (namespace, library, array type) once ``_load`` has imported them
@@ -587,13 +581,12 @@ class LibraryCarrier(Carrier):
             extra = f"[{cls.extra}]" if cls.extra else ""
             raise MissingBackendError(f"the {cls.backend!r} carrier needs {cls.library_title}: "
                               f"pip install strideweave{extra}") from exc
-        cls._bind(xp, library)
+        # The backend module's fast paths read the library as module globals (``library_globals``).
+        module = vars(sys.modules[cls.__module__])
+        for name, value in zip(cls.library_globals, (library, xp)):
+            module[name] = value
         loaded = cls._loaded = (xp, library, getattr(library, cls.array_type))
         return loaded
-
-    @classmethod
-    def _bind(cls, xp, library):
-        """Hand the freshly imported modules to the backend module (nothing by default)."""
 
     @classmethod
     def _default_namespace(cls):

@@ -32,7 +32,7 @@ from .generic import finish_read
 __all__ = ["DaskCarrier", "compute_arrays", "flatten", "unflatten"]
 
 _OPTIMIZE_LAYERS = 1000
-da: Any = None  # dask.array, set on first use (``DaskCarrier._bind``)
+da: Any = None  # dask.array, set on first use (``DaskCarrier.library_globals``)
 xp_dask: Any = None  # array_api_compat.dask.array
 
 
@@ -132,6 +132,7 @@ class DaskCarrier(LibraryCarrier):
     library_title = "Dask"
     extra = "dask"
     array_type = "Array"
+    library_globals = ("da", "xp_dask")
     cpu_only = True  # Dask places chunks on workers, not on devices
     # A product over row chunks is computed in natural (row-major) order, so that it keeps the chunks
     # of its row-major operand: stored column by column it would rechunk across them (ops/linalg.py).
@@ -176,11 +177,6 @@ class DaskCarrier(LibraryCarrier):
         return out
 
     # ----- class hooks ---------------------------------------------------------
-
-    @classmethod
-    def _bind(cls, xp, library):
-        global da, xp_dask
-        da, xp_dask = library, xp
 
     @classmethod
     def _namespace_of(cls, x):

@@ -63,7 +63,7 @@ def _outside_stacklevel() -> int:
     return level
 
 
-jax: Any = None  # the jax module, set on first use (``JaxCarrier._bind``)
+jax: Any = None  # the jax module, set on first use (``JaxCarrier.library_globals``)
 jnp: Any = None  # jax.numpy (JAX's own Array API namespace)
 
 
@@ -146,11 +146,7 @@ class JaxCarrier(LibraryCarrier):
     library_title = "JAX"
     extra = "jax"
     array_type = "Array"
-
-    @classmethod
-    def _bind(cls, xp, library):
-        global jax, jnp
-        jax, jnp = library, xp
+    library_globals = ("jax", "jnp")
 
     @classmethod
     def _device_of(cls, x):

@@ -24,7 +24,7 @@ from .generic import _SCALARS
 
 __all__ = ["TorchCarrier"]
 
-torch: Any = None  # the torch module, set on first use (``TorchCarrier._bind``) before any instance exists
+torch: Any = None  # the torch module, set on first use (``TorchCarrier.library_globals``) before any instance exists
 
 _own_version = Carrier.__dict__["_version"]  # the base class's slot, shadowed below
 
@@ -71,11 +71,7 @@ class TorchCarrier(LibraryCarrier):
     library_title = "PyTorch"
     extra = "torch"
     array_type = "Tensor"
-
-    @classmethod
-    def _bind(cls, xp, library):
-        global torch
-        torch = library
+    library_globals = ("torch",)
 
     @classmethod
     def _device_of(cls, x):

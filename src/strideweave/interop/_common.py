@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.cotangents import gradient_layout
 from ..autograd.functional import _refuse_higher_order, _run
 from ..carriers import transfer
 from ..dtypes import DType
@@ -32,7 +33,7 @@ from ..tensors.tensor import Tensor
 
 __all__ = [
     "as_outputs",
-    "cotangent_for",
+    "cotangent_from_native",
     "fn_name",
     "grad_mode",
     "held_wrap",
@@ -150,7 +151,7 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
     return wrapped
 
 
-def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
+def cotangent_from_native(target: Tensor, values: Any, where: str) -> Tensor:
     """``values`` (a native array with ``target``'s natural shape) as a cotangent StrideWeave accepts for ``target``.
 
     The cotangent lives on ``target``'s carrier, moved there by DLPack when
@@ -163,11 +164,10 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
         shape = tuple(int(e) for e in values.shape)
         if shape != expected:
             raise ValueError(f"{where}: cotangent has shape {shape}, expected {expected} (the output's shape)")
-    fast = _native_cotangent(target, values)
+    fast = _float32_native_cotangent(target, values)
     if fast is not None:
         return fast
-    layout = target.layout
-    wanted = layout if layout.is_injective() else Layout.canonical(layout.shape)
+    wanted = gradient_layout(target)
     kind = target.carrier.kind
     wrapped = _wrap(transfer(values, kind))
     if wrapped.dtype is not DType.Float32:
@@ -185,18 +185,19 @@ def cotangent_for(target: Tensor, values: Any, where: str) -> Tensor:
 
 
 #: output Layout -> (wanted layout, its shape and strides, cosize, compact) for the cotangents
-#: ``_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
+#: ``_float32_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
 _COTANGENT_PLANS: dict[Layout, Any] = {}
 _COTANGENT_PLANS_LIMIT = 1024
 
 
-def _cotangent_plan(layout: Layout):
+def _cotangent_plan(target: Tensor):
+    layout = target._layout
     shape = layout._shape_modes
     plan: Any
     if not shape or 0 in shape or not all(type(e) is int for e in shape):
         plan = False
     else:
-        wanted = layout if layout.is_injective() else Layout.canonical(layout.shape)
+        wanted = gradient_layout(target)
         plan = (wanted, shape, wanted._stride_modes, wanted.cosize, wanted.is_compact())
     if len(_COTANGENT_PLANS) >= _COTANGENT_PLANS_LIMIT:
         _COTANGENT_PLANS.clear()
@@ -204,9 +205,9 @@ def _cotangent_plan(layout: Layout):
     return plan
 
 
-def _native_cotangent(target: Tensor, values: Any) -> Tensor | None:
+def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
     """The float32 NumPy / torch cotangent ``values`` (of ``target``'s natural shape) on ``target``'s own kind,
-    in the layout ``cotangent_for`` promises; None for every other case, which ``cotangent_for`` handles.
+    in the layout ``cotangent_from_native`` promises; None for every other case, which that function handles.
 
     A native copy when the strides differ: the same values and layout the
     generic path's recorded-write machinery would give, in one library call.
@@ -214,7 +215,7 @@ def _native_cotangent(target: Tensor, values: Any) -> Tensor | None:
     layout = target._layout
     plan = _COTANGENT_PLANS.get(layout)
     if plan is None:
-        plan = _cotangent_plan(layout)
+        plan = _cotangent_plan(target)
     carriers = target._carriers
     if plan is False or len(carriers) != 1:
         return None
@@ -264,7 +265,7 @@ def vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], cotangents: Sequenc
     Runs one StrideWeave traversal, by default keeping the graph so the
     native library decides when it is released (torch's ``retain_graph``).
     ``inputs`` are Float32 leaves and ``cotangents`` come from
-    ``cotangent_for``, so ``sw.grad``'s argument checks are left out; its
+    ``cotangent_from_native``, so ``sw.grad``'s argument checks are left out; its
     refusal of higher-order requests (an output that depends on an earlier
     traversal's gradient and misses an input) runs only when an input is
     unreached, the one case in which it can refuse.

@@ -10,9 +10,9 @@ from ..carriers import resolve, transfer
 from ..errors import CarrierMismatchError
 from ..operation import ExecutionOptions, Operation, is_grad_enabled
 from ..tensors.tensor import Tensor
-from ._common import cotangent_for, fn_name, wrap_native
+from ._common import cotangent_from_native, fn_name, wrap_native
 
-__all__ = ["native_function"]
+__all__ = ["native_function", "native_values"]
 
 
 class _NativeCall:
@@ -43,8 +43,15 @@ class NativeOutput(Operation):
         output = call.outputs[index]
         values = call.library.from_tensor(gradient, output)
         grads = call.library.vjp(call.state, call.outputs, index, values)
-        return tuple(None if g is None else cotangent_for(t, g, f"{where}, gradient for input {i}")
+        return tuple(None if g is None else cotangent_from_native(t, g, f"{where}, gradient for input {i}")
                      for i, (t, g) in enumerate(zip(self.inputs(), grads)))
+
+
+def native_values(t: Tensor, array_type: type, carrier: str) -> Any:
+    """``t``'s values as an ``array_type`` of the ``carrier`` library: a view where ``t`` lives there, else moved
+    by DLPack."""
+    array = t.to_array()
+    return array if isinstance(array, array_type) else transfer(array, resolve(carrier))
 
 
 def _target_kind(tensors, options, where):
@@ -65,7 +72,13 @@ def _target_kind(tensors, options, where):
 
 
 def native_function(fn: Callable, library, where: str) -> Callable:
-    """Wrap ``fn`` (native arrays in, native arrays out) as a StrideWeave-differentiable callable."""
+    """Wrap ``fn`` (native arrays in, native arrays out) as a StrideWeave-differentiable callable.
+
+    Tensor arguments reach ``fn`` as ``library``'s arrays (moved by DLPack
+    when they live on another carrier); results come back on the inputs'
+    carrier, or on ``options.carrier``, one operation per output, joining
+    any StrideWeave graph.
+    """
     if not callable(fn):
         raise TypeError(f"{where}: fn must be callable, got {type(fn).__name__}: {fn!r}")
     name = f"{where}({fn_name(fn)})"

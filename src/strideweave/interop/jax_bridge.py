@@ -12,8 +12,8 @@ from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, vjp, wrap_native
-from ._native import native_function
+from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, vjp, wrap_native
+from ._native import native_function, native_values
 
 __all__ = ["from_jax", "jax_function"]
 
@@ -139,7 +139,7 @@ class _Bridge:
             inputs, outputs = self.evaluate(arrays)
         cotangents = [None] * len(outputs)
         for k, ct in zip(live, cts):
-            cotangents[k] = cotangent_for(outputs[k], ct, f"{self.name}: cotangent for output {k}")
+            cotangents[k] = cotangent_from_native(outputs[k], ct, f"{self.name}: cotangent for output {k}")
         grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
         results = []
         for i, g in zip(wanted, grads):
@@ -263,24 +263,19 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
 
 
 def from_jax(fn: Callable) -> Callable:
-    """Wrap a differentiable JAX function as a StrideWeave operation (backward by ``jax.vjp``).
-
-    Tensor arguments reach ``fn`` as JAX arrays (moved by DLPack when they
-    live on another carrier); results come back on the inputs' carrier, or on
-    ``options.carrier``. The operation joins any StrideWeave graph.
-    """
+    """Wrap a differentiable JAX function as a StrideWeave operation: ``fn`` sees JAX arrays, and its backward
+    is ``jax.vjp`` (results and carriers as ``native_function`` says)."""
     return native_function(fn, _JaxLibrary, "from_jax")
 
 
+# A deliberate pair with _TorchLibrary (torch_bridge.py): two implementations of native_function's library protocol
+# (to_native, run, outputs, detach, from_tensor, vjp), alike in shape and different in every call.
 class _JaxLibrary:
     """What ``native_function`` needs from JAX."""
 
     @staticmethod
     def to_native(t: Tensor):
-        """``t``'s values as a JAX array (moved by DLPack from another carrier)."""
-        jax = _jax()
-        array = t.to_array()
-        return array if isinstance(array, jax.Array) else transfer(array, resolve("jax"))
+        return native_values(t, _jax().Array, "jax")
 
     @staticmethod
     def run(fn, args, positions, differentiable, kwargs, where):

@@ -9,8 +9,8 @@ from typing import Any
 from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_for, fn_name, grad_mode, held_wrap, vjp, wrap_torch
-from ._native import native_function
+from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, held_wrap, vjp, wrap_torch
+from ._native import native_function, native_values
 
 __all__ = ["from_torch", "torch_function"]
 
@@ -141,7 +141,7 @@ def _function_class():
                 if g is not None:
                     if g.requires_grad:  # create_graph=True: StrideWeave takes the values only
                         g = g.detach()
-                    g = cotangent_for(outputs[k], g, f"torch_function({name}): output {k}")
+                    g = cotangent_from_native(outputs[k], g, f"torch_function({name}): output {k}")
                 cotangents.append(g)
             grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
             result: list = [None] * len(natives)
@@ -202,26 +202,20 @@ def torch_function(fn: Callable) -> Callable:
 
 
 def from_torch(fn: Callable) -> Callable:
-    """Wrap a differentiable torch function as a StrideWeave operation (backward by ``torch.autograd.grad``).
-
-    Tensor arguments reach ``fn`` as torch tensors (moved by DLPack when they
-    live on another carrier); results come back on the inputs' carrier, or on
-    ``options.carrier``. The operation joins any StrideWeave graph.
-    """
+    """Wrap a differentiable torch function as a StrideWeave operation: ``fn`` sees torch tensors (views of a torch
+    carrier's storage), and its backward is ``torch.autograd.grad`` (results and carriers as ``native_function``
+    says)."""
     return native_function(fn, _TorchLibrary, "from_torch")
 
 
+# A deliberate pair with _JaxLibrary (jax_bridge.py): two implementations of native_function's library protocol
+# (to_native, run, outputs, detach, from_tensor, vjp), alike in shape and different in every call.
 class _TorchLibrary:
     """What ``native_function`` needs from torch."""
 
     @staticmethod
     def to_native(t: Tensor):
-        """``t``'s values as a torch tensor: a view for a torch carrier, else moved by DLPack."""
-        torch = _torch()
-        array = t.to_array()
-        if isinstance(array, torch.Tensor):
-            return array
-        return transfer(array, resolve("torch"))
+        return native_values(t, _torch().Tensor, "torch")
 
     @staticmethod
     def run(fn, args, positions, differentiable, kwargs, where):

@@ -39,6 +39,16 @@ __all__ = ["Layout", "Shape", "Stride"]
 _set = object.__setattr__
 
 
+def _reads(slot: str, doc: str) -> Any:
+    """A read-only property that reads the slot ``slot`` (filled on first read where it is derived)."""
+    return property(operator.attrgetter(slot), doc=doc)
+
+
+def _computed(compute: Callable[[Any], Any], doc: str) -> Any:
+    """A read-only property computed by ``compute(self)`` at every read (typed where it is assigned)."""
+    return property(compute, doc=doc)
+
+
 # ----- Shape and Stride ----------------------------------------------------------
 
 
@@ -78,20 +88,10 @@ class _Modes:
     def __reduce__(self) -> tuple[type[Self], tuple[tuple[IntTuple, ...]]]:
         return (type(self), (self._modes,))
 
-    @property
-    def modes(self) -> tuple[IntTuple, ...]:
-        """The top-level tuple of modes (ints and nested tuples)."""
-        return self._modes
+    modes: tuple[IntTuple, ...] = _reads("_modes", "The top-level tuple of modes (ints and nested tuples).")
 
-    @property
-    def rank(self) -> int:
-        """Number of top-level modes."""
-        return len(self._modes)
-
-    @property
-    def depth(self) -> int:
-        """CuTe depth of the modes tuple: 1 when all modes are ints."""
-        return depth(self._modes)
+    rank: int = _computed(lambda self: len(self._modes), "Number of top-level modes.")
+    depth: int = _computed(lambda self: depth(self._modes), "CuTe depth of the modes tuple: 1 when all modes are ints.")
 
     @property
     def leaves(self) -> tuple[int, ...]:
@@ -183,6 +183,49 @@ def _canonical(shape_modes: tuple[IntTuple, ...]) -> Layout:
     return result
 
 
+def _modes_of(value: Any, kind: type[_Modes], what: str) -> tuple[IntTuple, ...]:
+    """The raw modes of ``value``, a ``kind`` (Shape or Stride) or raw modes; the other kind is a TypeError
+    whose message starts with ``what``."""
+    if type(value) is kind:
+        return value._modes
+    if isinstance(value, _Modes):
+        raise TypeError(f"{what} a {kind.__name__} or raw modes, got {type(value).__name__} {value}")
+    return normalize_modes(value, kind.__name__)
+
+
+def _from_derive(name: str) -> Callable[[Layout], Any]:
+    def read(layout: Layout) -> Any:
+        layout._derive()  # fills every fact of the one pass, ``name`` among them
+        return object.__getattribute__(layout, name)
+    return read
+
+
+#: slot name -> how a Layout computes it on its first read (``Layout.__getattr__``); each fact once
+_DERIVED: dict[str, Callable[[Layout], Any]] = {
+    **{name: _from_derive(name) for name in ("_leaf_shape", "_leaf_stride", "_mode_sizes", "_mode_leaf_counts",
+                                             "_size", "_cosize")},
+    "_shape": lambda layout: Shape._trusted(layout._shape_modes),
+    "_stride": lambda layout: Stride._trusted(layout._stride_modes),
+    "_aliasing": lambda layout: classify(layout._leaf_shape, layout._leaf_stride),
+    "_is_compact": lambda layout: layout._aliasing == "injective" and layout._cosize == layout._size,
+    "_is_canonical": lambda layout: layout._stride_modes == _canonical(layout._shape_modes)._stride_modes,
+    "_rev_leaf_shape": lambda layout: layout._leaf_shape[::-1],
+    "_hash": lambda layout: hash(("Layout", layout._shape_modes, layout._stride_modes)),
+}
+
+
+def derived_slot(name: str, compute: Callable[[Layout], Any]) -> None:
+    """Let ``compute(layout)`` fill the slot ``name`` on its first read; the value is a fact of the layout alone.
+
+    Modules beside this one (``order.py``) declare their facts here, so every
+    cached fact is read as a plain slot (``layout._storage_perm``), with no
+    try/except at the reader.
+    """
+    if name not in Layout.__slots__ or name in _DERIVED:
+        raise ValueError(f"derived_slot: {name!r} is not a free slot of Layout")
+    _DERIVED[name] = compute
+
+
 class Layout:
     """A map from coordinates to offsets: ``Layout(shape, stride=None)``.
 
@@ -191,6 +234,7 @@ class Layout:
     gives the canonical (compact, first-mode-fastest) layout.
     """
 
+    # Every slot but the two mode tuples holds a fact derived on its first read (``_DERIVED``).
     __slots__ = (
         "_aliasing",
         "_batched",
@@ -199,7 +243,6 @@ class Layout:
         "_hash",
         "_is_canonical",
         "_is_compact",
-        # lazily derived, see _derive()
         "_leaf_shape",
         "_leaf_stride",
         "_mode_leaf_counts",
@@ -208,7 +251,7 @@ class Layout:
         "_shape",
         "_shape_modes",
         "_size",
-        # facts of the memory order, derived by ``layout.order`` on first use
+        # facts of the memory order, declared by ``layout.order``
         "_storage_perm",
         "_storage_shape",
         "_stride",
@@ -236,23 +279,11 @@ class Layout:
     _stride: Stride
 
     def __init__(self, shape: Any, stride: Any = None) -> None:
-        if type(shape) is Shape:
-            shape_modes = shape._modes
-        elif isinstance(shape, _Modes):
-            raise TypeError(f"Layout: shape must be a Shape or raw modes, got {type(shape).__name__} {shape}")
-        else:
-            shape_modes = normalize_modes(shape, "Shape")
+        shape_modes = _modes_of(shape, Shape, "Layout: shape must be")
         if stride is None:
             stride_modes = _canonical(shape_modes)._stride_modes
         else:
-            if type(stride) is Stride:
-                stride_modes = stride._modes
-            elif isinstance(stride, _Modes):
-                raise TypeError(
-                    f"Layout: stride must be a Stride or raw modes, got {type(stride).__name__} {stride}"
-                )
-            else:
-                stride_modes = normalize_modes(stride, "Stride")
+            stride_modes = _modes_of(stride, Stride, "Layout: stride must be")
             if not congruent(shape_modes, stride_modes):
                 raise ValueError(
                     f"Layout: shape {format_modes(shape_modes)} and stride "
@@ -280,12 +311,7 @@ class Layout:
             hit = _CANONICAL_BY_MODES.get(shape)
             if hit is not None:
                 return hit
-        if type(shape) is Shape:
-            modes = shape._modes
-        elif isinstance(shape, _Modes):
-            raise TypeError(f"Layout.canonical: expected a Shape or raw modes, got {type(shape).__name__} {shape}")
-        else:
-            modes = normalize_modes(shape, "Shape")
+        modes = _modes_of(shape, Shape, "Layout.canonical: expected")
         result = _canonical(modes)
         if type(shape) is tuple and shape == modes and len(_CANONICAL_BY_MODES) < 4096:
             _CANONICAL_BY_MODES[modes] = result
@@ -306,6 +332,16 @@ class Layout:
         return (_rebuild_layout, (self._shape_modes, self._stride_modes))
 
     # ----- derived facts (lazy, cached) -----
+
+    if not TYPE_CHECKING:  # hidden from type checkers, which keep checking every attribute name
+        def __getattr__(self, name: str) -> Any:
+            """A derived slot read before it is filled: computed once (``derived_slot``), a slot read after."""
+            derive = _DERIVED.get(name)
+            if derive is None:
+                raise AttributeError(f"'Layout' object has no attribute {name!r}")
+            value = derive(self)
+            _set(self, name, value)
+            return value
 
     def _derive(self) -> None:
         """Compute leaves, size, cosize and per-mode facts in one pass."""
@@ -345,89 +381,25 @@ class Layout:
         _set(self, "_size", size)
         _set(self, "_cosize", cosize)
 
-    @property
-    def shape(self) -> Shape:
-        """The Shape (extents)."""
-        try:
-            return self._shape
-        except AttributeError:
-            s = Shape._trusted(self._shape_modes)
-            _set(self, "_shape", s)
-            return s
+    shape: Shape = _reads("_shape", "The Shape (extents).")
 
-    @property
-    def stride(self) -> Stride:
-        """The Stride, congruent with ``shape``."""
-        try:
-            return self._stride
-        except AttributeError:
-            s = Stride._trusted(self._stride_modes)
-            _set(self, "_stride", s)
-            return s
+    stride: Stride = _reads("_stride", "The Stride, congruent with ``shape``.")
 
-    @property
-    def rank(self) -> int:
-        """Number of top-level modes."""
-        return len(self._shape_modes)
+    rank: int = _computed(lambda self: len(self._shape_modes), "Number of top-level modes.")
+    depth: int = _computed(lambda self: depth(self._shape_modes),
+                           "CuTe depth of the shape's modes tuple: 1 when every mode is an int.")
 
-    @property
-    def depth(self) -> int:
-        """CuTe depth of the shape's modes tuple: 1 when every mode is an int."""
-        return depth(self._shape_modes)
+    size: int = _reads("_size", "Number of coordinates: the product of all extents.")
 
-    @property
-    def size(self) -> int:
-        """Number of coordinates: the product of all extents."""
-        try:
-            return self._size
-        except AttributeError:
-            self._derive()
-            return self._size
+    cosize: int = _reads("_cosize", "Largest offset + 1 (0 when the layout is empty).")
 
-    @property
-    def cosize(self) -> int:
-        """Largest offset + 1 (0 when the layout is empty)."""
-        try:
-            return self._cosize
-        except AttributeError:
-            self._derive()
-            return self._cosize
+    leaf_shape: tuple[int, ...] = _reads("_leaf_shape", "Extents of all leaves, depth first.")
 
-    @property
-    def leaf_shape(self) -> tuple[int, ...]:
-        """Extents of all leaves, depth first."""
-        try:
-            return self._leaf_shape
-        except AttributeError:
-            self._derive()
-            return self._leaf_shape
+    leaf_stride: tuple[int, ...] = _reads("_leaf_stride", "Strides of all leaves, depth first.")
 
-    @property
-    def leaf_stride(self) -> tuple[int, ...]:
-        """Strides of all leaves, depth first."""
-        try:
-            return self._leaf_stride
-        except AttributeError:
-            self._derive()
-            return self._leaf_stride
+    mode_sizes: tuple[int, ...] = _reads("_mode_sizes", "Size of each top-level mode.")
 
-    @property
-    def mode_sizes(self) -> tuple[int, ...]:
-        """Size of each top-level mode."""
-        try:
-            return self._mode_sizes
-        except AttributeError:
-            self._derive()
-            return self._mode_sizes
-
-    @property
-    def mode_leaf_counts(self) -> tuple[int, ...]:
-        """Number of leaves in each top-level mode."""
-        try:
-            return self._mode_leaf_counts
-        except AttributeError:
-            self._derive()
-            return self._mode_leaf_counts
+    mode_leaf_counts: tuple[int, ...] = _reads("_mode_leaf_counts", "Number of leaves in each top-level mode.")
 
     def aliasing(self) -> str:
         """``"injective"``, ``"broadcast"`` or ``"overlapping"``.
@@ -437,12 +409,7 @@ class Layout:
         collisions come from stride-0 modes). Overlapping: anything else.
         Exact for every layout.
         """
-        try:
-            return self._aliasing
-        except AttributeError:
-            result = classify(self.leaf_shape, self.leaf_stride)
-            _set(self, "_aliasing", result)
-            return result
+        return self._aliasing
 
     def is_injective(self) -> bool:
         """True when distinct coordinates map to distinct offsets."""
@@ -450,31 +417,14 @@ class Layout:
 
     def is_compact(self) -> bool:
         """True when the layout is a bijection onto ``[0, size)``."""
-        try:
-            return self._is_compact
-        except AttributeError:
-            result = self.aliasing() == "injective" and self.cosize == self.size
-            _set(self, "_is_compact", result)
-            return result
+        return self._is_compact
 
     def is_canonical(self) -> bool:
         """True when this is exactly ``Layout.canonical(self.shape)``."""
-        try:
-            return self._is_canonical
-        except AttributeError:
-            result = self._stride_modes == _canonical(self._shape_modes)._stride_modes
-            _set(self, "_is_canonical", result)
-            return result
+        return self._is_canonical
 
-    @property
-    def rev_leaf_shape(self) -> tuple[int, ...]:
-        """Leaf extents in reverse order: the shape of canonical storage read in C order."""
-        try:
-            return self._rev_leaf_shape
-        except AttributeError:
-            result = self.leaf_shape[::-1]
-            _set(self, "_rev_leaf_shape", result)
-            return result
+    rev_leaf_shape: tuple[int, ...] = _reads(
+        "_rev_leaf_shape", "Leaf extents in reverse order: the shape of canonical storage read in C order.")
 
     # ----- evaluation -----
 
@@ -544,12 +494,7 @@ class Layout:
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
-        try:
-            return self._hash
-        except AttributeError:
-            h = hash(("Layout", self._shape_modes, self._stride_modes))
-            _set(self, "_hash", h)
-            return h
+        return self._hash
 
     def __str__(self) -> str:
         return format_modes(self._shape_modes) + ":" + format_modes(self._stride_modes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 
-from .layout import Layout
+from .layout import Layout, derived_slot
 
 __all__ = ["batched_layout", "broadcast_axes", "row_major", "storage_perm", "storage_shape"]
 
@@ -38,44 +38,44 @@ def storage_perm(layout: Layout) -> tuple[int, ...] | None:
     Extent-1 leaves may sit anywhere (they do not move memory), so a layout
     whose non-trivial leaves already run slowest first in rev order needs none.
     """
-    try:
-        return layout._storage_perm
-    except AttributeError:
-        pass
+    return layout._storage_perm
+
+
+def _storage_perm(layout: Layout) -> tuple[int, ...] | None:
     extents = layout.rev_leaf_shape
     strides = layout.leaf_stride[::-1]
     moving = [stride for extent, stride in zip(extents, strides) if extent > 1]
     if all(x > y for x, y in itertools.pairwise(moving)):
-        perm = None
-    else:
-        perm = tuple(sorted(range(len(extents)), key=lambda axis: -strides[axis] if extents[axis] > 1 else 0))
-    _set(layout, "_storage_perm", perm)
-    return perm
+        return None
+    return tuple(sorted(range(len(extents)), key=lambda axis: -strides[axis] if extents[axis] > 1 else 0))
 
 
 def storage_shape(layout: Layout) -> tuple[int, ...]:
     """The rev leaf shape of a dense ``layout`` with its axes in storage order (C order is its buffer)."""
-    try:
-        return layout._storage_shape
-    except AttributeError:
-        pass
-    perm = storage_perm(layout)
+    return layout._storage_shape
+
+
+def _storage_shape(layout: Layout) -> tuple[int, ...]:
+    perm = layout._storage_perm
     rev = layout.rev_leaf_shape
-    shape = rev if perm is None else tuple(rev[axis] for axis in perm)
-    _set(layout, "_storage_shape", shape)
-    return shape
+    return rev if perm is None else tuple(rev[axis] for axis in perm)
 
 
 def broadcast_axes(layout: Layout) -> tuple[int, ...]:
     """Rev axes of ``layout``'s stride-0 leaves of extent > 1 (the ones broadcast aliasing comes from)."""
-    try:
-        return layout._broadcast_axes
-    except AttributeError:
-        pass
-    axes = tuple(axis for axis, (extent, stride) in enumerate(zip(layout.rev_leaf_shape, layout.leaf_stride[::-1]))
+    return layout._broadcast_axes
+
+
+def _broadcast_axes(layout: Layout) -> tuple[int, ...]:
+    return tuple(axis for axis, (extent, stride) in enumerate(zip(layout.rev_leaf_shape, layout.leaf_stride[::-1]))
                  if stride == 0 and extent > 1)
-    _set(layout, "_broadcast_axes", axes)
-    return axes
+
+
+derived_slot("_storage_perm", _storage_perm)
+derived_slot("_storage_shape", _storage_shape)
+derived_slot("_broadcast_axes", _broadcast_axes)
+# The last batch extent asked for (none yet: -1); a traversal asks for one extent many times.
+derived_slot("_batched", lambda layout: (-1, None))
 
 
 def batched_layout(single: Layout, count: int) -> Layout:
@@ -84,12 +84,9 @@ def batched_layout(single: Layout, count: int) -> Layout:
     The last batch extent asked for is kept on ``single`` (a traversal asks
     for one extent many times).
     """
-    try:
-        known, batched = single._batched
-        if known == count:
-            return batched
-    except AttributeError:
-        pass
+    known, batched = single._batched
+    if known == count:
+        return batched
     batched = Layout._trusted((count, *single._shape_modes), (single.cosize, *single._stride_modes))
     _set(single, "_batched", (count, batched))
     return batched

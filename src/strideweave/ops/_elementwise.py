@@ -41,9 +41,9 @@ from ..tensors.values import (
     flat_operand,
     from_storage,
     operand,
-    place,
+    operation_kind,
     reshaped,
-    single_place,
+    single_operation_kind,
     wrap,
 )
 from ._blockwise import run_blockwise
@@ -289,7 +289,7 @@ class _Binary(Primitive):
 
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
-        kind = place((a, b), options)
+        kind = operation_kind((a, b), options)
         self.place = kind
         a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
         if a_modes == b_modes:
@@ -308,7 +308,7 @@ class _Binary(Primitive):
 
     def _tensor_operand(self, tensor: Tensor, options) -> tuple:
         """The one Tensor operand beside a scalar: its flat buffer when dense, else its rev array."""
-        kind, values = single_place(tensor, options)
+        kind, values = single_operation_kind(tensor, options)
         self.place = kind
         if values is None:
             return kind, _canonical(tensor._layout._shape_modes), operand(tensor, kind)
@@ -510,7 +510,7 @@ class _Unary(Primitive):
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
             raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
-        kind, values = single_place(x, options)
+        kind, values = single_operation_kind(x, options)
         self.place = kind
         self.flat = values is not None
         out = self.compute(kind.namespace, operand(x, kind) if values is None else values)

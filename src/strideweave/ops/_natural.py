@@ -22,7 +22,7 @@ from typing import Any, cast
 from ..autograd.cotangents import EVERY, Request
 from ..layout.order import row_major
 from ..tensors.tensor import Tensor
-from ..tensors.values import mode_operand, place, wrap
+from ..tensors.values import mode_operand, operation_kind, wrap
 from ._primitive import Primitive
 
 __all__ = ["Natural", "natural", "natural_op", "unpack"]
@@ -68,7 +68,7 @@ class Natural(Primitive):
     reads_inputs = True
 
     def forward(self, *tensors: Tensor, params: dict, options=None) -> Tensor:
-        kind = place(tensors, options)
+        kind = operation_kind(tensors, options)
         arrays = [natural(t, kind) for t in tensors]
         out, kept = self.forward_rule(kind.namespace, *arrays, **params)
         self.place = kind

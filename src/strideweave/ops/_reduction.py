@@ -20,7 +20,7 @@ from ..autograd.cotangents import EVERY, Request, gradient_values, spread
 from ..layout import Layout
 from ..tensors.broadcasting import leaves_of
 from ..tensors.tensor import Tensor
-from ..tensors.values import dense_carrier, operand, place, reshaped, wrap
+from ..tensors.values import dense_carrier, operand, operation_kind, reshaped, wrap
 from ._args import axes as _axes
 from ._args import tensor as _tensor
 from ._primitive import Primitive
@@ -91,7 +91,7 @@ class Reduction(Primitive):
                 options=None) -> Tensor:
         # ``reduced``: the top-level modes to reduce, normalised by the caller (``_args.axes``), once.
         # ``zero_d``: every mode reduced without ``keepdims`` gives a 0-d result, not (1):(1).
-        kind = place((x,), options)
+        kind = operation_kind((x,), options)
         xp = kind.namespace
         axes, kept_rev, out_modes = _reduction_plan(x._layout.shape.modes, reduced, bool(keepdims), zero_d)
         carrier = dense_carrier(x, kind) if not self.reads_input and len(axes) == len(kept_rev) else None
@@ -112,7 +112,7 @@ class Reduction(Primitive):
         self.saved = (axes, kept_rev, xp.reshape(out, kept_rev) if self.reads_result else None,
                       kept / size if size else 1.0)
         out_layout = Layout.canonical(out_modes)
-        if out.ndim == 0 and kind[0].keeps_shape:
+        if out.ndim == 0 and kind.cls.keeps_shape:
             return wrap(out, out_layout, kind)  # one value: any shape is its buffer (a reshape is a dispatch)
         return wrap(reshaped(out, out_layout.rev_leaf_shape, kind), out_layout, kind)
 
@@ -122,7 +122,7 @@ class Reduction(Primitive):
         # A full reduction that reads neither its input nor its result: ``g`` holds one value.
         kind = self.place
         axes, _, _, inv_count = self.saved
-        one = self.vjp(kind[1], g, None, axes, None, inv_count)
+        one = self.vjp(kind.namespace, g, None, axes, None, inv_count)
         x = self._inputs[0]
         return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 

@@ -30,7 +30,7 @@ def flat_gradient(gradient: Tensor, kind: CarrierKind) -> Any:
     values = operand(gradient, kind)
     if values.ndim == 1:
         return values
-    values = to_storage(values, layout, kind[1]) if layout.is_compact() else values
+    values = to_storage(values, layout, kind.namespace) if layout.is_compact() else values
     return reshaped(values, (-1,), kind)
 
 
@@ -68,7 +68,7 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     JAX would be a copy each way. Anything else is read as a rev array,
     expanded to the result's modes and permuted.
     """
-    xp = kind[1]
+    xp = kind.namespace
     carrier = dense_carrier(tensor, kind)
     if carrier is not None:
         shape = storage_shape(layout) if tensor._layout is layout else lined_up_shape(tensor._layout, layout)
@@ -122,7 +122,7 @@ def flat_capable(tensors: Sequence[Tensor], kind: CarrierKind) -> bool:
     carrier's arrays must reshape for free (not ``keeps_shape``: on JAX a
     reshape between 1-D and N-D is a copy, so those nodes keep N-D Tensors).
     """
-    if kind[0].keeps_shape:
+    if kind.cls.keeps_shape:
         return False
     for tensor in tensors:
         if dense_carrier(tensor, kind) is None:
@@ -138,7 +138,7 @@ def lines_up(tensor: Tensor, layout: Layout) -> bool:
 
 def storage_flat(values: Any, layout: Layout, kind: CarrierKind) -> Any:
     """A rev array of dense ``layout``'s leaves as its 1-D buffer in storage order (a raw cotangent)."""
-    return reshaped(to_storage(values, layout, kind[1]), (-1,), kind)
+    return reshaped(to_storage(values, layout, kind.namespace), (-1,), kind)
 
 
 def result_layout(modes: tuple, tensors: Sequence[Tensor]) -> Layout:

@@ -23,7 +23,7 @@ from ..layout.order import row_major
 from ..operation import outside_operation
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
-from ..tensors.values import kind_of, place
+from ..tensors.values import kind_of, operation_kind
 from ._args import axes as _axes
 from ._args import axis as _axis
 from ._args import tensor as _tensor
@@ -75,7 +75,7 @@ def _forward_only(fn, *tensors: Tensor, options=None, name=None):
 
     A Float32 result gets a node that raises at backward (``outside_operation``), named ``name``.
     """
-    kind = place(tensors, options)
+    kind = operation_kind(tensors, options)
     out = fn(kind.namespace, *[natural(t, kind) for t in tensors])
     out = tuple(wrap_natural(o, kind) for o in out) if isinstance(out, tuple) else wrap_natural(out, kind)
     return outside_operation(name or fn.__name__, tensors, out)
@@ -284,7 +284,7 @@ def _check_indices(x: Tensor, indices: Any, name: str) -> Tensor:
 
 def _follow(data: Tensor, x: Tensor) -> Tensor:
     """Index data (never differentiable) moved onto ``x``'s carrier when it lives elsewhere."""
-    here, there = place((data,), None), place((x,), None)
+    here, there = operation_kind((data,), None), operation_kind((x,), None)
     if here == there:
         return data
     return wrap_natural(transfer(natural(data, here), there), there)

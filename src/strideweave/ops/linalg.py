@@ -19,7 +19,7 @@ from ..layout.order import row_major, storage_perm, storage_shape
 from ..tensors.broadcasting import broadcast_modes
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
-from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, place, reshaped, wrap
+from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, operation_kind, reshaped, wrap
 from ._primitive import Primitive
 from ._storage import flat_capable, storage_flat
 
@@ -80,7 +80,7 @@ class Matmul(Primitive):
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):
             raise TypeError(f"matmul expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
-        kind = place((a, b), options)
+        kind = operation_kind((a, b), options)
         xp = kind.namespace
         a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
         a_sizes, b_sizes = a._layout.mode_sizes, b._layout.mode_sizes
@@ -199,7 +199,7 @@ def _backward_rows(node: Matmul, g: Any, request: Request) -> tuple[tuple, tuple
     kind = node.place
     a, b = node._inputs
     A, B = _mode_array(a, kind), _mode_array(b, kind)
-    G = kind[0].unflatten(g, (A.shape[0], B.shape[1]))  # type: ignore[attr-defined]  # natural-product carriers
+    G = kind.cls.unflatten(g, (A.shape[0], B.shape[1]))  # type: ignore[attr-defined]  # natural-product carriers
     grad_a = _natural_in_storage(G @ B.T, a._layout, kind) if request.wants(0) else None
     grad_b = _natural_in_storage(A.T @ G, b._layout, kind) if request.wants(1) else None
     return (grad_a, grad_b), (grad_a is not None, grad_b is not None)
@@ -209,9 +209,9 @@ def _natural_in_storage(product: Any, layout: Layout, kind) -> Any:
     """A natural-order 2-D ``product`` as 1-D in a dense two-mode ``layout``'s storage order."""
     perm = storage_perm(layout)
     if perm == (1, 0):
-        return kind[0].flatten(product)
+        return kind.cls.flatten(product)
     if perm is None:
-        return kind[0].flatten(product.T)
+        return kind.cls.flatten(product.T)
     return storage_flat(reshaped(product.T, layout.rev_leaf_shape, kind), layout, kind)
 
 
@@ -279,7 +279,7 @@ class Tensordot(Primitive):
     def forward(self, a: Any, b: Any, *, modes: Any = 2, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):
             raise TypeError(f"tensordot expects two Tensors, got {type(a).__name__} and {type(b).__name__}")
-        kind = place((a, b), options)
+        kind = operation_kind((a, b), options)
         xp = kind.namespace
         ia, ib = _contracted_modes(modes, a._layout.rank, b._layout.rank)
         a_modes, b_modes = a._layout.shape.modes, b._layout.shape.modes

@@ -10,7 +10,7 @@ from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
 from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
 from ..tensors.tensor import Tensor
-from ..tensors.values import as_array_like, mode_operand, operand, place, wrap
+from ..tensors.values import as_array_like, mode_operand, operand, operation_kind, wrap
 from ._args import axis as _axis
 from ._primitive import Primitive
 
@@ -47,7 +47,7 @@ class Concat(Primitive):
                 raise ValueError(f"concat: shapes {first.shape} and {t.shape} differ outside mode {mode}")
             if not isinstance(other[mode], int):
                 raise ValueError(f"concat: mode {mode} of shape {t.shape} is nested; concatenate along a leaf mode")
-        kind = place(tensors, options)
+        kind = operation_kind(tensors, options)
         axis = rank - 1 - mode
         extents = tuple(t._layout.mode_sizes[mode] for t in tensors)
         self.place = kind
@@ -87,7 +87,7 @@ class Stack(Primitive):
                 raise ValueError(f"stack: shapes {tensors[0].shape} and {t.shape} differ")
         rank = len(modes) + 1
         mode = _axis(mode, rank, "stack", "mode")
-        kind = place(tensors, options)
+        kind = operation_kind(tensors, options)
         axis = rank - 1 - mode
         self.place = kind
         self.saved = axis
@@ -122,7 +122,7 @@ class _Selecting(Primitive):
         tensors = [a for a in args if isinstance(a, Tensor)]
         if not tensors:
             raise TypeError(f"{type(self).__name__.lower()} needs at least one Tensor operand")
-        kind = place(tensors, options)
+        kind = operation_kind(tensors, options)
         modes = tensors[0]._layout.shape.modes
         for t in tensors[1:]:
             modes = broadcast_modes(modes, t._layout.shape.modes)
@@ -255,7 +255,7 @@ class Astype(Primitive):
             raise TypeError(f"astype expects a Tensor, got {type(x).__name__}")
         if not isinstance(dtype, SimpleDType) or isinstance(dtype, CompoundDType):
             raise TypeError(f"astype expects a SimpleDType such as DType.Float32, got {dtype!r}")
-        kind = place((x,), options)
+        kind = operation_kind((x,), options)
         self.place = kind
         carrier = x._carriers[0]
         native = carrier.native_dtype(dtype)
@@ -283,7 +283,7 @@ class Copy(Primitive):
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
             raise TypeError(f"copy expects a Tensor, got {type(x).__name__}")
-        kind = place((x,), options)
+        kind = operation_kind((x,), options)
         self.place = kind
         values = operand(x, kind)
         xp = kind.namespace

@@ -51,7 +51,7 @@ def joins_partner(tensor: Tensor) -> Tensor:
     return _JOINS_PARTNER.add(tensor)
 
 
-def place(tensors: Sequence[Tensor], options) -> CarrierKind:
+def operation_kind(tensors: Sequence[Tensor], options) -> CarrierKind:
     """The carrier kind an operation on ``tensors`` runs on.
 
     ``options.carrier`` decides when given; otherwise every operand must
@@ -97,19 +97,19 @@ def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
     return kind_of(first)
 
 
-def single_place(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
+def single_operation_kind(tensor: Tensor, options) -> tuple[CarrierKind, Any]:
     """For an operation on one Tensor: where it runs, and the carrier's own buffer when the Tensor is dense there.
 
     The buffer (None unless ``dense_buffer`` would give it) lets elementwise
     rules compute flat; the common case (no options, one carrier) is decided
-    here without ``place``.
+    here without ``operation_kind``.
     """
     if options is None and tensor._blocks is None:
         flat = flat_operand(tensor)
         if flat is not None:
             return flat[1], flat[0]
         return where(tensor), None
-    kind = place((tensor,), options)
+    kind = operation_kind((tensor,), options)
     return kind, dense_buffer(tensor, kind)
 
 
@@ -145,10 +145,11 @@ def _describe(carrier) -> str:
 def operand(tensor: Tensor, kind: CarrierKind) -> Any:
     """The rev array of ``tensor``, moved onto ``kind`` when it lives elsewhere."""
     raw = tensor._raw
-    if raw is not None and (tensor._kind is kind or tensor._kind == kind) and not kind[0].keeps_shape:
-        return from_storage(raw, tensor._layout, kind[1])  # a lazy result's buffer: no carrier made
+    if raw is not None and (tensor._kind is kind or tensor._kind == kind) and not kind.cls.keeps_shape:
+        return from_storage(raw, tensor._layout, kind.namespace)  # a lazy result's buffer: no carrier made
     carrier = tensor._carriers[0]
     cls, xp, device = kind
+    # ``kind.holds(carrier)`` written inline: every operand of every operation passes here.
     if carrier.__class__ is cls and carrier._xp is xp and tensor._blocks is None and carrier._device == device:
         layout = tensor._layout
         if cls.keeps_shape and tensor._offset == 0 and carrier._size == layout.size and layout.is_canonical():
@@ -194,27 +195,20 @@ def _dense(layout: Layout) -> bool:
 
 def _dense_of_size(layout: Layout, size: int) -> bool:
     """Whether ``layout`` is compact and has ``size`` elements (a carrier's size: it covers it exactly)."""
-    # The cached slots first: this test runs several times per node, the properties only fill them.
-    try:
-        return layout._is_compact and layout._size == size
-    except AttributeError:
-        return layout.is_compact() and layout.size == size
+    # The slots, not the properties: this test runs several times per node.
+    return layout._is_compact and layout._size == size
 
 
 def dense_carrier(tensor: Tensor, kind: CarrierKind):
     """``tensor``'s carrier when it holds exactly ``tensor``'s values in a dense layout on ``kind``, else None."""
-    # The ``_carriers`` property and the layout's cached slots read inline: this test runs
-    # several times per node (the properties only fill the slots on a first use).
+    # The ``_carriers`` property, ``CarrierKind.holds`` and the layout's slots read inline: this test
+    # runs several times per node, and a call apiece would cost more than the test itself.
     carrier = (tensor._carrier_tuple or tensor._materialize())[0]
-    if tensor._offset or tensor._blocks is not None or carrier.__class__ is not kind[0] \
-            or carrier._xp is not kind[1] or carrier._device != kind[2]:
+    if tensor._offset or tensor._blocks is not None or carrier.__class__ is not kind.cls \
+            or carrier._xp is not kind.namespace or carrier._device != kind.device:
         return None
     layout = tensor._layout
-    try:
-        dense = layout._is_compact and layout._size == carrier._size
-    except AttributeError:
-        dense = layout.is_compact() and layout.size == carrier._size
-    return carrier if dense else None
+    return carrier if layout._is_compact and layout._size == carrier._size else None
 
 
 def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
@@ -230,7 +224,7 @@ def dense_buffer(tensor: Tensor, kind: CarrierKind) -> Any:
 
 def reshaped(values: Any, shape: tuple, kind: CarrierKind) -> Any:
     """``xp.reshape`` on ``kind``, through the arrays' own method where the carrier class says they have one."""
-    return values.reshape(shape) if kind[0].native_methods else kind[1].reshape(values, shape)
+    return values.reshape(shape) if kind.cls.native_methods else kind.namespace.reshape(values, shape)
 
 
 def mode_operand(tensor: Tensor, kind: CarrierKind) -> Any:
@@ -259,8 +253,8 @@ def cast_values(values: Any, dtype, kind: CarrierKind) -> Any:
     """``values`` (a native array, or a Python scalar) in ``dtype`` on ``kind``."""
     if not hasattr(values, "dtype"):
         return float(values) if dtype.kind == "float" else values
-    native = kind[0]._native_dtype_in(kind[1], dtype)
-    return values if values.dtype == native else kind[1].astype(values, native)
+    native = kind.cls._native_dtype_in(kind.namespace, dtype)
+    return values if values.dtype == native else kind.namespace.astype(values, native)
 
 
 def as_array_like(value: Any, like: Any, xp: Any) -> Any:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.cotangents import gradient_layout
 from ..autograd.functional import grad as _grad
 from ..dtypes import DType, SimpleDType
 from ..layout import Layout, Shape
@@ -100,7 +101,7 @@ def _slot_map(layout: Layout, offset: int) -> np.ndarray:
 
 def _values_tensor(values: np.ndarray, like: Tensor) -> Tensor:
     """A Float32 Tensor holding ``values`` in ``like``'s layout (canonical when ``like`` aliases), on its carrier."""
-    layout = like.layout if like.layout.is_injective() else Layout.canonical(like.layout.shape)
+    layout = gradient_layout(like)
     slots = _slot_map(layout, 0)
     buffer = np.zeros(max(layout.cosize, 1), dtype=np.float32)
     buffer[slots.reshape(-1)] = np.asarray(values, dtype=np.float64).reshape(-1)
