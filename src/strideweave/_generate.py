@@ -8,6 +8,7 @@ new field is one line in its list.
 """
 
 from __future__ import annotations
+import __future__
 
 import linecache
 import textwrap
@@ -54,7 +55,9 @@ def function(name: str, source: str, namespace: dict[str, Any], qualname: str | 
     filename = f"<strideweave generated {qualname or name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     defined: dict[str, Any] = {}
-    exec(compile(source, filename, "exec"), namespace, defined)  # our own text, made at import
+    # Annotations in ``source`` stay unevaluated strings, as in the modules (``from __future__ import annotations``).
+    code = compile(source, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    exec(code, namespace, defined)  # our own text, made at import
     made = defined[name]
     made.__qualname__ = qualname or name
     if doc is not None:

@@ -270,7 +270,7 @@ def node_methods(cls: type[Operation], fields: dict[str, tuple[str, str | None]]
     """Give ``cls`` the ``__new__`` and ``release`` that set ``fields`` (``NODE_FIELDS`` and the class's own)."""
     name = cls.__name__
     cls.__new__ = staticmethod(function(  # type: ignore[method-assign]
-        "__new__", f"def __new__(cls, *args, **kwargs):\n    self = object.__new__(cls)\n"
+        "__new__", f"def __new__(cls, *args: Any, **kwargs: Any) -> {name}:\n    self = object.__new__(cls)\n"
         f"{indent(node_fields('self', fields))}    return self\n", globals(), f"{name}.__new__",
         "A node with every field at its start value (``NODE_FIELDS``); set here rather than in ``__init__``\n"
         "so that subclasses may define their own ``__init__`` without calling ours."))
