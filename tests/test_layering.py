@@ -24,6 +24,7 @@ FLOORS = (
     ("strideweave.dtypes", "values"),
     ("strideweave._marks", "values"),
     ("strideweave._locks", "values"),
+    ("strideweave._generate", "values"),
     ("strideweave.carriers", "carriers"),
     ("strideweave.tensors", "tensors"),
     ("strideweave.operation", "recording"),

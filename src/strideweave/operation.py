@@ -6,8 +6,9 @@ import functools
 import sys
 import threading
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ._generate import assignments, function, indent
 from .carriers import ContentWatch
 from .dtypes import DType
 from .errors import Float32RuleError, InPlaceModificationError
@@ -95,7 +96,12 @@ class ExecutionOptions:
 
 
 def trace_lost_precision(name: str, args: tuple, result: Tensor) -> None:
-    """Remember where operation ``name`` left Float32 while recording, for the error a later backward raises."""
+    """Remember where operation ``name`` left Float32 while recording, for the error a later backward raises.
+
+    Only a floating or complex ``result`` carries the note: a bool or integer one has a true zero gradient.
+    """
+    if result._dtype.kind not in ("float", "complex"):
+        return
     for arg in args:
         if isinstance(arg, Tensor):
             if arg._dtype is _FLOAT32:
@@ -137,7 +143,7 @@ def outside_operation(name: str, args: tuple, results: Any) -> Any:
                 origin = f"went through {name}, which records no gradient, at {_caller()}"
             if origin is not None:
                 cut_loudly(result, origin)
-        elif result._dtype.kind in ("float", "complex"):
+        else:
             trace_lost_precision(name, args, result)
     return results
 
@@ -170,9 +176,6 @@ def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
 def result_state(result: Tensor) -> tuple:
     """The carriers of a node's result and their versions now: a write to them later makes the
     node's history describe other values, so backward rejects it like a write to a saved input."""
-    carriers = result._carrier_tuple or result._materialize()  # the ``_carriers`` property, inlined
-    if len(carriers) == 1:  # the common case, without the general dedup
-        return carriers, (carriers[0]._version,)
     carriers = tuple(_unique_carriers((result,)))
     return carriers, tuple([c._version for c in carriers])
 
@@ -184,17 +187,6 @@ def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ..
     a fresh buffer among them stops being one (``Carrier._unread``): a later
     Float32 write into it would change values this node already used.
     """
-    if len(inputs) == 1 and inputs[0]._raw is not None:
-        return _UNWRITTEN  # a result with no carrier object yet: nothing can have written to it
-    if len(inputs) == 1:
-        carriers = inputs[0]._carrier_tuple or inputs[0]._materialize()  # the property, inlined
-        if len(carriers) == 1:
-            carrier = carriers[0]
-            if carrier._watch is not None:
-                carrier._watch.capture(carrier)
-            if carrier._unread and reads:
-                carrier._unread = False
-            return (carrier._version,)
     unique = _unique_carriers(inputs)
     for carrier in unique:
         if carrier._watch is not None:
@@ -202,6 +194,92 @@ def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ..
         if carrier._unread and reads:
             carrier._unread = False
     return tuple([c._version for c in unique])
+
+
+def recording_step(reads: str, lazy_result: bool = False) -> str:
+    """The recording step, as source: ``node`` saves ``inputs``, their carriers' versions and ``result``'s
+    layout and storage state, and becomes ``result``'s node (``reads``: an expression, see ``versions_of``;
+    ``lazy_result``: the result is known to be made by ``Tensor._from_raw``).
+
+    Every recorder runs it: ``record`` (``Operation.__call__``) and the flat recorders generated with
+    it inline (``Primitive.record_flat``, ``_Binary.with_scalar``), where a call would cost as much as
+    the step. One input on one carrier, and a result on one, are decided here without a call.
+    """
+    result_state_source = "node._result_state = None\n" if lazy_result else """\
+if result._raw is not None:
+    node._result_state = None  # no carrier yet, as above; ``_materialized`` sets it when one is made
+elif len(result._carrier_tuple) == 1:
+    node._result_state = (result._carrier_tuple, (result._carrier_tuple[0]._version,))
+else:
+    node._result_state = result_state(result)
+"""
+    return f"""\
+if len(inputs) == 1:
+    first = inputs[0]
+    if first._raw is not None:
+        versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): nothing can have written to it
+    else:
+        carriers = first._carrier_tuple or first._materialize()
+        if len(carriers) == 1:
+            carrier = carriers[0]
+            if carrier._watch is not None:
+                carrier._watch.capture(carrier)
+            if carrier._unread{"" if reads == "True" else f" and {reads}"}:
+                carrier._unread = False
+            versions = (carrier._version,)
+        else:
+            versions = versions_of(inputs, {reads})
+else:
+    versions = versions_of(inputs, {reads})
+node._inputs = inputs
+node._versions = versions
+node._result_layout = result._layout
+{result_state_source}\
+result._ctx = node
+"""
+
+
+#: the fields the recording step sets (a recorder that makes its node inline leaves them to it)
+RECORDED_FIELDS = ("_inputs", "_versions", "_result_layout", "_result_state")
+
+record = function("record", f"def record(node, inputs, result, reads=True):\n{indent(recording_step('reads'))}"
+                  "    return result\n", globals(), doc="""Record ``node`` as ``result``'s node (the recording step,
+    ``recording_step``) and return ``result``: ``inputs`` are its saved Tensor arguments.""")
+
+#: Every field of a node (its slots) as (the expression a new node starts with, the one ``release``
+#: gives it, None: kept). ``__new__`` and ``release`` are generated from it (``node_methods``), here
+#: and for ``Primitive``, which adds its own fields.
+NODE_FIELDS: dict[str, tuple[str, str | None]] = {
+    "_inputs": ("()", "()"),
+    "_versions": ("()", "()"),
+    "_released": ("False", "True"),
+    "_result_layout": ("None", None),  # set when the node is recorded; only a recorded node's is read
+    # (carriers, versions) of the result's storage when recorded; None while the result has no
+    # carrier object (``Tensor._from_raw``), which nothing can have written to
+    "_result_state": ("None", "None"),
+}
+
+
+def node_fields(target: str, fields: dict[str, tuple[str, str | None]], omit: tuple[str, ...] = (),
+                **values: str) -> str:
+    """Source setting every field of the new node ``target``: ``values``' expressions, else the start values."""
+    return assignments(target, {name: start for name, (start, _) in fields.items()}, values, omit)
+
+
+def node_methods(cls: type[Operation], fields: dict[str, tuple[str, str | None]]) -> None:
+    """Give ``cls`` the ``__new__`` and ``release`` that set ``fields`` (``NODE_FIELDS`` and the class's own)."""
+    name = cls.__name__
+    cls.__new__ = staticmethod(function(  # type: ignore[method-assign]
+        "__new__", f"def __new__(cls, *args: Any, **kwargs: Any) -> {name}:\n    self = object.__new__(cls)\n"
+        f"{indent(node_fields('self', fields))}    return self\n", globals(), f"{name}.__new__",
+        "A node with every field at its start value (``NODE_FIELDS``); set here rather than in ``__init__``\n"
+        "so that subclasses may define their own ``__init__`` without calling ours."))
+    dropped = "".join(f"self.{field} = {value}\n" for field, (_, value) in fields.items() if value is not None)
+    # ``_context`` is a class default, rarely set, rather than a slot every node would initialise
+    cls.release = function(  # type: ignore[method-assign]
+        "release", f"def release(self):\n    if self._context is not None:\n        self._context = None\n"
+        f"{indent(dropped)}", globals(), f"{name}.release",
+        "Drop saved inputs, versions and context; the node stays attached to its result.")
 
 
 class Operation:
@@ -214,7 +292,7 @@ class Operation:
     ``autograd_ctx`` when the spec's recording conditions hold.
     """
 
-    __slots__ = ("__dict__", "_inputs", "_released", "_result_layout", "_result_state", "_versions")
+    __slots__ = ("__dict__", *NODE_FIELDS)
     _inputs: tuple[Tensor, ...]
     _versions: tuple[int, ...]
     _released: bool
@@ -238,18 +316,8 @@ class Operation:
     #: recording it leaves a fresh buffer fresh (``versions_of``).
     views_input = False
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Operation:
-        # Initialised here rather than in __init__ so subclasses may define
-        # their own __init__ without calling ours.
-        self = object.__new__(cls)
-        self._inputs = ()
-        self._versions = ()
-        self._released = False
-        self._result_layout = None  # type: ignore[assignment]  # set when the node is recorded
-        # (carriers, versions) of the result's storage when recorded; None while the result
-        # has no carrier object (``Tensor._from_raw``), which nothing can have written to.
-        self._result_state = None
-        return self
+    if TYPE_CHECKING:  # generated from ``NODE_FIELDS`` after the class (``node_methods``)
+        def __new__(cls, *args: Any, **kwargs: Any) -> Operation: ...
 
     # -- the two methods a subclass writes -------------------------------------------
     # ``*args, **kwargs`` (``options`` among them) so that a subclass may name its own parameters.
@@ -282,8 +350,7 @@ class Operation:
         if result._dtype is not _FLOAT32:
             if self._context is not None:  # not recorded: its saved state is dropped
                 self._context = None
-            if result._dtype.kind in ("float", "complex"):
-                trace_lost_precision(type(self).__name__, args, result)
+            trace_lost_precision(type(self).__name__, args, result)
             return result
         tensors = []
         differentiable = False
@@ -303,13 +370,7 @@ class Operation:
             # A Float32 result reached through a value that left Float32 (a float64 round trip) cannot be
             # differentiated: a node that raises at backward instead of a leaf that passes None.
             return result if origin is None else cut_loudly(result, origin)
-        self._inputs = inputs
-        self._result_layout = result._layout
-        self._versions = versions_of(inputs, not self.views_input)
-        if result._raw is None:
-            self._result_state = result_state(result)
-        result._ctx = self
-        return result
+        return record(self, inputs, result, not self.views_input)
 
     # -- saved state --------------------------------------------------------------------
     def inputs(self) -> tuple[Tensor, ...]:
@@ -332,14 +393,9 @@ class Operation:
         """Whether a traversal released this node's saved state."""
         return self._released
 
-    def release(self) -> None:
-        """Drop saved inputs, versions and context; the node stays attached to its result."""
-        self._inputs = ()
-        self._versions = ()
-        if self._context is not None:
-            self._context = None
-        self._result_state = None
-        self._released = True
+    if TYPE_CHECKING:  # generated with ``__new__``
+        def release(self) -> None:
+            """Drop saved inputs, versions and context; the node stays attached to its result."""
 
     def _materialized(self, carriers: tuple) -> None:
         """The lazy result's carrier was just made (``Tensor._materialize``): from now on it can be written,
@@ -482,6 +538,9 @@ def _recorded_since(carrier: Any, version: int) -> bool:
     """Whether every change to ``carrier`` since ``version`` was a recorded write."""
     run = getattr(carrier, "_recorded_run", None)
     return run is not None and run[0] <= version and run[1] == carrier._version
+
+
+node_methods(Operation, NODE_FIELDS)
 
 
 class NoGradientPath(Operation):

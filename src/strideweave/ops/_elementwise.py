@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
 from ..layout.order import storage_shape
-from ..operation import _UNWRITTEN, _state, versions_of
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
 from ..tensors.tensor import Tensor, flat_values
 from ..tensors.values import (
@@ -49,7 +48,7 @@ from ..tensors.values import (
 from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
-from ._primitive import Primitive
+from ._primitive import Primitive, flat_recorder
 from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
 
 __all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "unary_op"]
@@ -237,55 +236,14 @@ class _Binary(Primitive):
         if common is not None:
             self.flat = False  # backward reads the operands promoted, in rev space
             av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
-        out = self.compute(kind[1], av, bv)
+        out = self.compute(kind.namespace, av, bv)
         if self.keeps_result:
             self.saved = (self.saved, out)
         return wrap(out, layout, kind)
 
-    @classmethod
-    def with_scalar(cls, tensor: Tensor, scalar: float, position: int) -> Tensor | None:
-        """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
-
-        None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
-        """
-        values = tensor._raw  # ``flat_operand``'s first case inlined: a chain of elementwise results
-        if values is not None:
-            kind = tensor._kind
-        else:
-            flat = flat_operand(tensor)
-            if flat is None:
-                return None
-            values, kind = flat
-        out = cls.compute(kind[1], values, scalar) if position else cls.compute(kind[1], scalar, values)
-        saved: Any = scalar if position else _Left(scalar)
-        if cls.keeps_result:
-            saved = (saved, out)
-        if out.dtype is not values.dtype or not _state.enabled:
-            return cls.record_flat((tensor,), out, tensor._layout, kind, saved, values)
-        # ``record_flat``'s Float32 case inlined (once per ``x * 2.0``); tests/ops/test_inline_constructors.py
-        # holds the two alike.
-        layout = tensor._layout
-        result = object.__new__(Tensor)
-        result._carrier_tuple = None
-        result._raw = out
-        result._kind = kind
-        result._layout = layout
-        result._offset = 0
-        result._dtype = _FLOAT32
-        result._grad = None
-        result._retains_grad = False
-        result._blocks = None
-        node = object.__new__(cls)
-        node._inputs = (tensor,)
-        node._released = False
-        node._result_layout = layout
-        node._result_state = None
-        node.place = kind
-        node.saved = saved
-        node.flat = True
-        node._versions = _UNWRITTEN if tensor._raw is not None else versions_of((tensor,))
-        result._ctx = node
-        return result
+    if TYPE_CHECKING:  # made by ``flat_recorder`` after the class
+        @classmethod
+        def with_scalar(cls, tensor: Tensor, scalar: float, position: int) -> Tensor | None: ...
 
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
@@ -348,7 +306,7 @@ class _Binary(Primitive):
         return self._promoted_backward(gradient, None, request)
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
-        xp = self.place[1]
+        xp = self.place.namespace
         saved = self.saved
         out = None
         if self.keeps_result:
@@ -425,7 +383,7 @@ class _Binary(Primitive):
             flat = reshaped(shaped, (-1,), kind)
             flats.append(flat)
             # A reshape that had to copy (a broadcast view of saved values, say) made a new buffer.
-            owned.append(made or (flat is not shaped and kind[0]._copied(shaped, flat)))
+            owned.append(made or (flat is not shaped and kind.cls._copied(shaped, flat)))
         return tuple(flats), tuple(owned)
 
     def _in_storage_order(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
@@ -479,6 +437,31 @@ class _Binary(Primitive):
         return self.cotangents((self.vjp_first(xp, g, tensor_values, saved, out),), batch, request=request)
 
 
+_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
+    "with_scalar", "cls, tensor, scalar, position", """\
+values = tensor._raw  # ``flat_operand``'s first case inlined: a chain of elementwise results
+if values is not None:
+    kind = tensor._kind
+else:
+    flat = flat_operand(tensor)
+    if flat is None:
+        return None
+    values, kind = flat
+out = cls.compute(kind.namespace, values, scalar) if position else cls.compute(kind.namespace, scalar, values)
+saved = scalar if position else _Left(scalar)
+if cls.keeps_result:
+    saved = (saved, out)
+inputs = (tensor,)
+layout = tensor._layout
+""", {"flat_operand": flat_operand, "_Left": _Left},
+    """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
+
+    None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
+    The result is made and recorded by the flat recording step inline (``flat_recorder``): this
+    runs once per operator such as ``x * 2.0``.
+    """)
+
+
 def _common_dtype(a: Any, b: Any):
     """The dtype both operands are computed in, when one of them must be cast (else None).
 
@@ -525,13 +508,13 @@ class _Unary(Primitive):
         if flat is None:
             return None
         values, kind = flat
-        out = cls.compute(kind[1], values)
+        out = cls.compute(kind.namespace, values)
         return cls.record_flat((x,), out, x._layout, kind, out if cls.keeps_result else None, values)
 
     supports_batched = True
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
-        xp = self.place[1]
+        xp = self.place.namespace
         values = flat_values(self._inputs[0]) if self.needs_input else None
         saved = self.saved
         # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.

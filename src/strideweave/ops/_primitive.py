@@ -2,25 +2,51 @@
 
 Forward state lives in slots, not the ``context`` dict; ``cotangents`` turns
 per-input gradient arrays into cotangents in each input's exact layout;
-``record_flat`` is the elementwise hot path's recording step.
+``record_flat`` (made by ``flat_recorder``) records the elementwise hot path's results.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._generate import function, indent
 from ..autograd.cotangents import EVERY, Ones, Request, cotangent_for_batched, cotangent_record
 from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
-from ..operation import _UNWRITTEN, Operation, _state, trace_lost_precision, versions_of
-from ..tensors.tensor import Tensor, flat_values
+from ..operation import (
+    _UNWRITTEN,
+    NODE_FIELDS,
+    RECORDED_FIELDS,
+    Operation,
+    _state,
+    node_fields,
+    node_methods,
+    recording_step,
+    result_state,
+    trace_lost_precision,
+    versions_of,
+)
+from ..tensors.tensor import Tensor, flat_values, tensor_fields
 from ..tensors.values import dense_buffer
 
 __all__ = ["Primitive"]
 
 _FLOAT32 = DType.Float32
+
+
+#: ``NODE_FIELDS`` and the fields a built-in node adds (see ``Primitive``); its ``__new__`` and
+#: ``release`` are generated from them.
+FIELDS = {
+    **NODE_FIELDS,
+    "place": ("None", "None"),  # unset until forward; a released node runs no backward
+    "saved": ("None", "None"),
+    # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
+    # input and the result are dense on ``place`` (elementwise: in one shared layout).
+    "flat": ("False", None),
+}
+PRIMITIVE_FIELDS = tuple(name for name in FIELDS if name not in NODE_FIELDS)
 
 
 class Primitive(Operation):
@@ -32,7 +58,7 @@ class Primitive(Operation):
     then costs no dict per node. Release drops both with the rest.
     """
 
-    __slots__ = ("flat", "place", "saved")
+    __slots__ = PRIMITIVE_FIELDS
     place: CarrierKind
     saved: Any
     flat: bool
@@ -43,55 +69,11 @@ class Primitive(Operation):
     #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Primitive:
-        # ``Operation.__new__``'s fields and these in one call: one node per operation
-        # (tests/ops/test_inline_constructors.py holds the two alike).
-        self = object.__new__(cls)
-        self._inputs = ()
-        self._versions = ()
-        self._released = False
-        self._result_layout = None  # type: ignore[assignment]  # set when the node is recorded
-        self._result_state = None
-        self.place = None  # type: ignore[assignment]  # unset until forward; backward only runs after it
-        self.saved = None
-        # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
-        # input and the result are dense on ``place`` (elementwise: in one shared layout).
-        self.flat = False
-        return self
-
-    @classmethod
-    def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None,
-                    values: Any = None) -> Tensor:
-        """The result of a flat forward run outside ``__call__``, recorded as a node of this class.
-
-        The elementwise hot path: every Tensor in ``inputs`` is Float32 and
-        dense in ``layout`` on ``kind``, and ``out`` is the flat result in
-        their storage order (``values``: the first input's buffer, where the
-        caller has it). Recording follows ``Operation.__call__`` (grad mode,
-        saved versions, content watch) without its generic checks.
-        """
-        native = out.dtype
-        first = inputs[0]
-        if values is None:
-            values = flat_values(first)
-        dtype = first._dtype if native is values.dtype else kind[0]._sw_dtype_in(kind[1], native)
-        result = Tensor._from_raw(out, layout, kind, dtype)
-        if dtype is not _FLOAT32 or not _state.enabled:
-            if dtype is not _FLOAT32 and _state.enabled and dtype.kind in ("float", "complex"):
-                trace_lost_precision(cls.__name__, inputs, result)
-            return result
-        node = object.__new__(cls)
-        node._inputs = inputs
-        node._released = False
-        node._result_layout = layout
-        node._result_state = None  # the result has no carrier yet (see Tensor._materialize)
-        node.place = kind
-        node.saved = saved
-        node.flat = True
-        # A lone result made by ``_from_raw`` has no carrier yet, so nothing wrote to it: version 0.
-        node._versions = _UNWRITTEN if len(inputs) == 1 and first._raw is not None else versions_of(inputs)
-        result._ctx = node
-        return result
+    if TYPE_CHECKING:  # generated after the class, as the rest of the recording step
+        @classmethod
+        def record_flat(cls, inputs: tuple, out: Any, layout: Layout, kind: CarrierKind, saved: Any = None,
+                        values: Any = None) -> Tensor:
+            """The result of a flat forward run outside ``__call__``, recorded as a node of this class."""
 
     def flat_cotangent(self, gradient: Tensor) -> Any:
         """A flat node's cotangent Tensor as its raw buffer in the result's storage order, or None."""
@@ -135,17 +117,6 @@ class Primitive(Operation):
             return Ones((self._result_layout.size,), dtype)
         return None
 
-    def release(self) -> None:
-        # ``Operation.release`` inlined (it runs once per node of every released graph); keep the two alike.
-        self._inputs = ()
-        self._versions = ()
-        if self._context is not None:
-            self._context = None
-        self._result_state = None
-        self._released = True
-        self.place = None  # type: ignore[assignment]  # a released node runs no backward
-        self.saved = None
-
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
                    fresh: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple[tuple, tuple]:
         """Per-input gradient rev arrays (or None) as cotangents in each input's layout, and which are owned.
@@ -178,3 +149,51 @@ class Primitive(Operation):
                    else cotangent_record(t, g, kind, f, defer)
                    for t, g, w, f in zip(self._inputs, grads, wanted, flags)]
         return tuple([value for value, _ in records]), tuple([owned for _, owned in records])
+
+
+node_methods(Primitive, FIELDS)
+
+
+def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str) -> Any:
+    """A classmethod of a flat node class: ``head`` (source) and then the flat recording step.
+
+    ``head`` leaves the names the step reads: ``inputs`` (Tensors, every one Float32 and dense
+    in ``layout`` on ``kind``), ``out`` (the flat result in their storage order), ``values`` (the
+    first input's flat buffer), ``layout``, ``kind`` and ``saved``. The step makes the result
+    (``Tensor._from_raw``'s fields, from ``TENSOR_FIELDS``), decides whether it is recorded (a
+    Float32 result in grad mode), and makes its node of class ``cls`` (``FIELDS``) and records it
+    (``recording_step``, as ``Operation.__call__`` does without its generic checks). Written out
+    once per recorder rather than called, as a call would cost as much as the step on the
+    elementwise hot path; ``namespace``: the globals ``head`` needs.
+    """
+    lazy = {"_carrier_tuple": "None", "_raw": "out", "_kind": "kind", "_layout": "layout"}
+    step = f"""\
+if out.dtype is values.dtype and _state.enabled:  # a Float32 result, recorded: made here, without a call
+    result = object.__new__(Tensor)
+{indent(tensor_fields("result", omit=("_ctx",), _dtype="_FLOAT32", **lazy))}\
+else:
+    dtype = inputs[0]._dtype if out.dtype is values.dtype else kind.cls._sw_dtype_in(kind.namespace, out.dtype)
+    result = Tensor._from_raw(out, layout, kind, dtype)
+    if dtype is not _FLOAT32 or not _state.enabled:
+        if _state.enabled:
+            trace_lost_precision(cls.__name__, inputs, result)
+        return result
+node = object.__new__(cls)
+{node_fields("node", FIELDS, RECORDED_FIELDS, place="kind", saved="saved", flat="True")}\
+{recording_step("True", lazy_result=True)}\
+return result
+"""
+    names = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
+             "_UNWRITTEN": _UNWRITTEN, "versions_of": versions_of, "result_state": result_state, **namespace}
+    return classmethod(function(name, f"def {name}({parameters}):\n{indent(head + step)}", names, name, doc))
+
+
+Primitive.record_flat = flat_recorder(  # type: ignore[method-assign]
+    "record_flat", "cls, inputs, out, layout, kind, saved=None, values=None",
+    "if values is None:\n    values = flat_values(inputs[0])\n", {"flat_values": flat_values},
+    """The result of a flat forward run outside ``__call__``, recorded as a node of this class.
+
+    The elementwise hot path: every Tensor in ``inputs`` is Float32 and dense in ``layout`` on
+    ``kind``, and ``out`` is the flat result in their storage order (``values``: the first
+    input's buffer, where the caller has it). See ``flat_recorder``.
+    """)

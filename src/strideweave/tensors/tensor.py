@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._generate import assignments, function, indent
 from ..carriers import Carrier, named_device, transfer
 from ..dtypes import CompoundDType, DType, SimpleDType
 from ..errors import Float32RuleError, ImplicitExportError
@@ -37,6 +38,36 @@ def to_numpy(array: Any) -> np.ndarray:
         return np.from_dlpack(array)
 
 
+#: Every field of a Tensor (its slots) and the expression a new Tensor starts with (None: each
+#: constructor gives one). The constructors, and the recorders that make a result inline
+#: (``ops._primitive``), are generated from this table: a new field is one line here.
+TENSOR_FIELDS: dict[str, str | None] = {
+    "_carrier_tuple": None,  # the carriers, or None while a lazily made result has none (``_raw``)
+    "_raw": "None",  # a lazily made result's flat native buffer (``_from_raw``)
+    "_kind": "None",  # that buffer's CarrierKind, set with ``_raw``
+    "_layout": None,
+    "_offset": "0",
+    "_dtype": None,
+    "_grad": "None",
+    "_ctx": "None",
+    "_retains_grad": "False",
+    "_blocks": "None",
+}
+
+
+def tensor_fields(target: str, *, omit: tuple[str, ...] = (), **values: str) -> str:
+    """Source setting every field of the Tensor ``target`` but ``omit``: ``values``' expressions, else start values."""
+    return assignments(target, TENSOR_FIELDS, values, omit)
+
+
+def _constructor(name: str, parameters: str, allocate: bool = True, doc: str | None = None,
+                 **values: str) -> Callable[..., Any]:
+    """A constructor that sets every field (``tensor_fields``); ``allocate``: it makes the Tensor itself."""
+    body = "self = object.__new__(cls)\n" if allocate else ""
+    body += assignments("self", TENSOR_FIELDS, values) + ("return self\n" if allocate else "")
+    return function(name, f"def {name}({parameters}):\n{indent(body)}", globals(), f"Tensor.{name}", doc)
+
+
 class Tensor:
     """A view, through a hierarchical ``layout`` at ``offset``, into flat carrier storage.
 
@@ -45,19 +76,7 @@ class Tensor:
     carriers and is meant for library authors.
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_blocks",
-        "_carrier_tuple",
-        "_ctx",
-        "_dtype",
-        "_grad",
-        "_kind",
-        "_layout",
-        "_offset",
-        "_raw",
-        "_retains_grad",
-    )
+    __slots__ = ("__weakref__", *TENSOR_FIELDS)
     _carrier_tuple: tuple[Carrier, ...] | None
     _layout: Layout
     _offset: int
@@ -68,8 +87,8 @@ class Tensor:
     _ctx: Any  # the Operation that made this Tensor (a floor above: not imported here), or None
     _retains_grad: bool
     _blocks: tuple[tuple[Tensor, ...], int] | None  # (blocks, the mode they concatenate) or None
-    _raw: Any  # a lazily wrapped result's flat native buffer (``_from_raw``), else None
-    _kind: Any  # that buffer's CarrierKind, set with ``_raw``
+    _raw: Any
+    _kind: Any
     # Lets ``numpy_scalar * tensor`` reach Tensor.__rmul__ instead of NumPy.
     __array_priority__ = 1000
 
@@ -105,53 +124,33 @@ class Tensor:
                 )
         self._init(carriers, layout, offset, dtype)
 
-    def _init(self, carriers, layout, offset, dtype, blocks=None) -> None:
-        self._carrier_tuple = carriers
-        self._layout = layout
-        self._offset = offset
-        self._dtype = dtype
-        self._grad = None
-        self._ctx = None
-        self._retains_grad = False
-        self._blocks = blocks
-        self._raw = None
+    # The constructors, made from ``TENSOR_FIELDS`` (``_constructor``): ``_init`` fills a new
+    # Tensor's fields; ``_make`` (one carrier) and ``_from_raw`` are the trusted hot-path ones.
+    if TYPE_CHECKING:
+        def _init(self, carriers: tuple[Carrier, ...], layout: Layout, offset: int, dtype: Any,
+                  blocks: tuple[tuple[Tensor, ...], int] | None = None) -> None: ...
+        @classmethod
+        def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> Tensor: ...
+        @classmethod
+        def _from_raw(cls, array: Any, layout: Layout, kind: Any, dtype: SimpleDType) -> Tensor: ...
+    else:
+        _init = _constructor("_init", "self, carriers, layout, offset, dtype, blocks=None", allocate=False,
+                             _carrier_tuple="carriers", _layout="layout", _offset="offset", _dtype="dtype",
+                             _blocks="blocks")
+        _make = classmethod(_constructor(
+            "_make", "cls, carrier, layout, offset=0", _carrier_tuple="(carrier,)", _layout="layout",
+            _offset="offset", _dtype="carrier._dtype",
+            doc="Trusted hot-path constructor for a one-carrier Tensor (no validation)."))
+        _from_raw = classmethod(_constructor(
+            "_from_raw", "cls, array, layout, kind, dtype", _carrier_tuple="None", _raw="array", _kind="kind",
+            _layout="layout", _dtype="dtype",
+            doc="""A one-carrier result whose carrier object is made on first use (elementwise hot path).
 
-    @classmethod
-    def _make(cls, carrier: Carrier, layout: Layout, offset: int = 0) -> Tensor:
-        """Trusted hot-path constructor for a one-carrier Tensor (no validation)."""
-        tensor = object.__new__(cls)
-        tensor._carrier_tuple = (carrier,)
-        tensor._layout = layout
-        tensor._offset = offset
-        tensor._dtype = carrier._dtype
-        tensor._grad = None
-        tensor._ctx = None
-        tensor._retains_grad = False
-        tensor._blocks = None
-        tensor._raw = None
-        return tensor
-
-    @classmethod
-    def _from_raw(cls, array: Any, layout: Layout, kind: Any, dtype: SimpleDType) -> Tensor:
-        """A one-carrier result whose carrier object is made on first use (elementwise hot path).
-
-        ``array`` is the whole flat buffer of a dense ``layout`` on ``kind``.
-        Until something reads ``_carriers``, the buffer stays in ``_raw``: no
-        carrier exists, so nothing can have written to it (version 0). Hot
-        paths read ``_raw`` first (``tensors.values.flat_operand``).
-        """
-        tensor = object.__new__(cls)
-        tensor._carrier_tuple = None
-        tensor._raw = array
-        tensor._kind = kind
-        tensor._layout = layout
-        tensor._offset = 0
-        tensor._dtype = dtype
-        tensor._grad = None
-        tensor._ctx = None
-        tensor._retains_grad = False
-        tensor._blocks = None
-        return tensor
+            ``array`` is the whole flat buffer of a dense ``layout`` on ``kind``. Until
+            something reads ``_carriers``, the buffer stays in ``_raw``: no carrier exists,
+            so nothing can have written to it (version 0). Hot paths read ``_raw`` first
+            (``tensors.values.flat_operand``).
+            """))
 
     @property
     def _carriers(self) -> tuple:
@@ -166,7 +165,7 @@ class Tensor:
             carriers = self._carrier_tuple
             if carriers is None:  # not made by another thread meanwhile
                 kind = self._kind
-                carriers = (kind[0]._adopt(self._raw, kind[1], kind[2], kind),)
+                carriers = (kind.cls._adopt(self._raw, kind.namespace, kind.device, kind),)
                 self._carrier_tuple = carriers
                 self._raw = None
                 node = self._ctx

@@ -1,0 +1,139 @@
+"""The one recording step and the constructors generated from the field lists, seen from outside.
+
+Every recorder (``Operation.__call__`` through ``record``, ``Primitive.record_flat``, the operators'
+scalar hot path ``_Binary.with_scalar``) runs one recording step, and every Tensor and node
+constructor is made from one field list: a result of any path is a whole Tensor, recorded alike.
+"""
+
+import numpy as np
+import pytest
+
+import strideweave as sw
+from strideweave import _generate
+from strideweave.operation import NODE_FIELDS, Operation
+from strideweave.ops._primitive import FIELDS, Primitive
+from strideweave.tensors.tensor import TENSOR_FIELDS, Tensor
+from strideweave.testing import available_carriers
+
+CARRIERS = available_carriers()
+_TENSOR_SLOTS = [s for s in Tensor.__slots__ if s != "__weakref__"]
+
+
+def _fields(t):
+    """Every field, read: an unset slot raises AttributeError here."""
+    return {s: getattr(t, s) for s in _TENSOR_SLOTS}
+
+
+def test_the_field_lists_are_the_slots():
+    assert set(_TENSOR_SLOTS) == set(TENSOR_FIELDS)
+    assert set(Operation.__slots__) - {"__dict__"} == set(NODE_FIELDS)
+    assert set(Operation.__slots__) - {"__dict__"} | set(Primitive.__slots__) == set(FIELDS)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sw.tensor(np.arange(4, dtype=np.float32)),                     # __init__ / _make
+    lambda: sw.tensor(np.arange(4, dtype=np.float32)) * 2.0,               # with_scalar
+    lambda: sw.exp(sw.tensor(np.arange(4, dtype=np.float32))),             # record_flat
+    lambda: sw.tensor(np.arange(4, dtype=np.float32)) < 2.0,               # with_scalar, not recorded
+    lambda: sw.tensor(np.ones((2, 2), np.float32)) + sw.tensor(np.ones(2, np.float32)),  # __call__
+    lambda: sw.tensor(np.arange(4, dtype=np.float32))._alias(),
+], ids=["leaf", "scalar", "unary", "bool", "general", "alias"])
+def test_every_constructor_sets_every_field(make):
+    t = make()
+    fields = _fields(t)
+    assert fields["_grad"] is None and fields["_retains_grad"] is False and fields["_blocks"] is None
+    assert (fields["_carrier_tuple"] is None) != (fields["_raw"] is None)
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("position", [1, 0], ids=["x * 2.0", "2.0 - x"])
+@pytest.mark.parametrize("chained", [False, True], ids=["on a leaf", "on a lazy result"])
+def test_a_scalar_result_is_lazy_recorded_and_differentiates(carrier, position, chained):
+    values = np.array([1.0, -2.0, 3.0], np.float32)
+    x = sw.tensor(values, carrier=carrier)
+    base = x * 1.5 if chained else x
+    y = base * 2.0 if position else 2.0 - base
+    assert y._raw is not None and y._carrier_tuple is None, "the hot path's result has no carrier until read"
+    node = y.autograd_ctx
+    assert node is not None and node.inputs() == (base,) and node.flat and not node.released
+    assert node._result_state is None
+    assert y._carrier_tuple is None, "recording made the result's carrier"
+    y.sum().backward()
+    factor = (1.5 if chained else 1.0) * (2.0 if position else -1.0)
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, factor, np.float32))
+    assert node.released and node.inputs() == () and node.place is None and node.saved is None
+
+
+@pytest.mark.parametrize("make", [lambda x: x * 2.0, lambda x: sw.exp(x)], ids=["scalar", "unary"])
+def test_a_flat_result_records_nothing_without_grad_mode_and_stays_lazy(make):
+    x = sw.tensor(np.arange(3, dtype=np.float32))
+    with sw.no_grad():
+        y = make(x)
+    assert y.autograd_ctx is None and y._raw is not None and y.dtype is sw.DType.Float32
+
+
+def test_a_bool_flat_result_is_not_recorded():
+    x = sw.tensor(np.arange(3, dtype=np.float32))
+    y = x < 1.5
+    assert y.autograd_ctx is None and y.dtype is sw.DType.Bool
+    np.testing.assert_array_equal(y.numpy(), [True, True, False])
+
+
+@pytest.mark.parametrize("make", [lambda x: x ** 2.0, lambda x: sw.exp(x)], ids=["scalar", "unary"])
+def test_a_saved_input_written_after_a_flat_recording_fails_backward(make):
+    x = sw.tensor(np.arange(3, dtype=np.float32)) * 1.0   # a lazy result, saved with version 0
+    leaf = sw.tensor(np.arange(3, dtype=np.float32))      # a leaf, saved with its carrier's version
+    for saved in (x, leaf):
+        y = make(saved)
+        saved += 1.0
+        with pytest.raises(sw.InPlaceModificationError, match="in-place modification"):
+            y.sum().backward()
+
+
+def test_a_lazy_result_made_and_written_after_recording_fails_backward():
+    x = sw.tensor(np.arange(3, dtype=np.float32))
+    y = sw.exp(x)            # lazy, and recorded: its node notes the carrier when it is made
+    y += 1.0                 # makes the carrier, then writes into it
+    with pytest.raises(sw.InPlaceModificationError, match="result of Exp"):
+        y.sum().backward()
+
+
+def test_the_general_recorder_saves_versions_and_result_state():
+    a = sw.tensor(np.ones((2, 2), np.float32))
+    b = sw.tensor(np.ones(2, np.float32))
+    y = a + b                # broadcasting: ``Operation.__call__`` and ``record``
+    node = y.autograd_ctx
+    assert node.inputs() == (a, b) and len(node.input_versions()) == 2
+    carriers, versions = node._result_state
+    assert carriers == (y.carrier,) and versions == (y.carrier.version,)
+
+
+def test_a_new_node_starts_from_its_field_list_and_release_keeps_the_rest():
+    class Plain(Operation):
+        pass
+
+    class Built(Primitive):
+        __slots__ = ()
+
+    plain, built = Plain(), Built()
+    for node, fields in ((plain, NODE_FIELDS), (built, FIELDS)):
+        assert {f: getattr(node, f) for f in fields} == {f: eval(start) for f, (start, _) in fields.items()}
+        node._result_layout = "kept"
+        node.context["saved"] = 1
+        node.release()
+        assert node.released and node.inputs() == () and node.context == {}
+        assert node._result_layout == "kept"
+    assert built.flat is False and built.place is None
+
+
+def test_a_generated_function_shows_its_source():
+    import inspect
+    assert "self._carrier_tuple = (carrier,)" in inspect.getsource(Tensor._make)
+    assert "node._versions = versions" in inspect.getsource(type(sw.exp(sw.tensor([1.0]))._ctx).record_flat)
+
+
+def test_a_field_list_names_what_a_constructor_gets_wrong():
+    with pytest.raises(ValueError, match=r"no such field\(s\) \['_nope'\]"):
+        _generate.assignments("t", TENSOR_FIELDS, {"_nope": "1"})
+    with pytest.raises(ValueError, match="'_layout' has no start value"):
+        _generate.assignments("t", TENSOR_FIELDS, {"_carrier_tuple": "c", "_dtype": "d"})
