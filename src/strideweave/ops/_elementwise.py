@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -69,20 +69,39 @@ _KINDS = {
 
 # ----- rule records ----------------------------------------------------------------------------------
 
-def _check_fields(kind: str, forward, vjps: tuple, reads: str, tokens: tuple, dtypes, linear_in_g: bool) -> None:
-    if not callable(forward):
-        raise TypeError(f"a {kind} rule's forward must be callable, got {forward!r}")
-    unknown = set(reads.split()) - set(tokens)
-    if unknown:
-        raise ValueError(f"a {kind} rule's reads names {sorted(unknown)}; expected words among {tokens}")
-    if dtypes is not None and dtypes not in _KINDS:
-        raise ValueError(f"a {kind} rule's dtypes is {dtypes!r}; expected None or one of {sorted(_KINDS)}")
-    if linear_in_g and all(vjp is None for vjp in vjps):
-        raise ValueError(f"a {kind} rule flagged linear_in_g needs a VJP")
+@dataclass(frozen=True)
+class _Rule:
+    """The fields every elementwise rule has; ``UnaryRule`` and ``BinaryRule`` add their VJPs."""
+
+    forward: Callable
+    _: KW_ONLY
+    doc: str
+    reads: str = ""
+    dtypes: str | None = None
+    linear_in_g: bool = False
+    quiet: bool = False
+    #: the family's name in errors, and the words ``reads`` may hold
+    family: ClassVar[str]
+    read_tokens: ClassVar[tuple[str, ...]]
+
+    def vjps(self) -> tuple[Callable | None, ...]:
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        kind = self.family
+        if not callable(self.forward):
+            raise TypeError(f"a {kind} rule's forward must be callable, got {self.forward!r}")
+        unknown = set(self.reads.split()) - set(self.read_tokens)
+        if unknown:
+            raise ValueError(f"a {kind} rule's reads names {sorted(unknown)}; expected words among {self.read_tokens}")
+        if self.dtypes is not None and self.dtypes not in _KINDS:
+            raise ValueError(f"a {kind} rule's dtypes is {self.dtypes!r}; expected None or one of {sorted(_KINDS)}")
+        if self.linear_in_g and all(vjp is None for vjp in self.vjps()):
+            raise ValueError(f"a {kind} rule flagged linear_in_g needs a VJP")
 
 
 @dataclass(frozen=True)
-class UnaryRule:
+class UnaryRule(_Rule):
     """``forward(xp, x)`` and ``vjp(xp, g, x, y)``, the gradient in the result's space (``y``: the result).
 
     ``vjp=None``: not differentiable. ``reads``: which of ``"x"`` and
@@ -93,21 +112,17 @@ class UnaryRule:
     off. ``doc`` ends "Elementwise ..." in the function's docstring.
     """
 
-    forward: Callable
     _: KW_ONLY
     vjp: Callable | None
-    doc: str
-    reads: str = ""
-    dtypes: str | None = None
-    linear_in_g: bool = False
-    quiet: bool = False
+    family: ClassVar[str] = "unary"
+    read_tokens: ClassVar[tuple[str, ...]] = ("x", "out")
 
-    def __post_init__(self) -> None:
-        _check_fields("unary", self.forward, (self.vjp,), self.reads, ("x", "out"), self.dtypes, self.linear_in_g)
+    def vjps(self) -> tuple[Callable | None, ...]:
+        return (self.vjp,)
 
 
 @dataclass(frozen=True)
-class BinaryRule:
+class BinaryRule(_Rule):
     """``forward(xp, a, b)`` and one VJP per operand, ``vjp_a(xp, g, a, b, y)`` and ``vjp_b(...)``.
 
     Each gives its operand's gradient in the result's space (the base sums
@@ -121,19 +136,14 @@ class BinaryRule:
     fields are as in ``UnaryRule``.
     """
 
-    forward: Callable
     _: KW_ONLY
     vjp_a: Callable | None
     vjp_b: Callable | None
-    doc: str
-    reads: str = ""
-    dtypes: str | None = None
-    linear_in_g: bool = False
-    quiet: bool = False
+    family: ClassVar[str] = "binary"
+    read_tokens: ClassVar[tuple[str, ...]] = ("own", "out", "g")
 
-    def __post_init__(self) -> None:
-        _check_fields("binary", self.forward, (self.vjp_a, self.vjp_b), self.reads, ("own", "out", "g"), self.dtypes,
-                      self.linear_in_g)
+    def vjps(self) -> tuple[Callable | None, ...]:
+        return (self.vjp_a, self.vjp_b)
 
 
 # ----- the unit cotangent inside a rule ----------------------------------------------------------------
