@@ -176,10 +176,10 @@ def test_one_array_a_rule_hands_to_two_inputs_is_owned_by_neither(carrier):
     a = sw.tensor([1.0, 2.0], carrier=carrier)
     b = sw.tensor([3.0, 4.0], carrier=carrier)
     node = (a * b).autograd_ctx
-    xp = node.place.namespace
+    xp = node.kind.namespace
     one, other = xp.asarray([1.0, 1.0], dtype=xp.float32), xp.asarray([2.0, 2.0], dtype=xp.float32)
-    assert node.cotangents((one, one), fresh=True)[1] == (False, False)
-    assert node.cotangents((one, other), fresh=True)[1] == (True, True)
+    assert node.cotangents((one, one), owned=True)[1] == (False, False)
+    assert node.cotangents((one, other), owned=True)[1] == (True, True)
     assert node.cotangents((one, other))[1] == (False, False)
 
 

@@ -61,7 +61,7 @@ def test_a_scalar_result_is_lazy_recorded_and_differentiates(carrier, position, 
     y.sum().backward()
     factor = (1.5 if chained else 1.0) * (2.0 if position else -1.0)
     np.testing.assert_allclose(x.grad.numpy(), np.full(3, factor, np.float32))
-    assert node.released and node.inputs() == () and node.place is None and node.saved is None
+    assert node.released and node.inputs() == () and node.kind is None and node.saved is None
 
 
 @pytest.mark.parametrize("make", [lambda x: x * 2.0, lambda x: sw.exp(x)], ids=["scalar", "unary"])
@@ -123,7 +123,7 @@ def test_a_new_node_starts_from_its_field_list_and_release_keeps_the_rest():
         node.release()
         assert node.released and node.inputs() == () and node.context == {}
         assert node._result_layout == "kept"
-    assert built.flat is False and built.place is None
+    assert built.flat is False and built.kind is None
 
 
 def test_a_generated_function_shows_its_source():

@@ -19,11 +19,12 @@ def _rows() -> list[str]:
 
 
 def _declared() -> set[str]:
-    """The methods ``tensors/tensor.py`` declares under ``if TYPE_CHECKING:`` for the attached ones."""
+    """The methods ``tensors/tensor.py`` declares under ``if TYPE_CHECKING:`` for the attached ones
+    (a block with an ``else:`` defines its names in place, as the generated constructors are)."""
     tree = ast.parse(TENSOR_PY.read_text())
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) and not node.orelse:
             found.update(child.name for child in node.body if isinstance(child, ast.FunctionDef))
     return found
 

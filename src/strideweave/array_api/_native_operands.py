@@ -34,15 +34,11 @@ __all__ = ["array_function", "array_ufunc", "constant"]
 
 _SCALARS = (bool, int, float, complex, np.generic)
 
-#: carrier class name -> (carrier name, the public name of its library's array type), for messages
-_LIBRARY_TYPES = {"NumpyCarrier": ("numpy", "numpy.ndarray"), "TorchCarrier": ("torch", "torch.Tensor"),
-                  "JaxCarrier": ("jax", "jax.Array"), "DaskCarrier": ("dask", "dask.array.Array")}
-
-
 def _library(kind) -> tuple[str, str]:
-    name = _LIBRARY_TYPES.get(kind.cls.__name__)
-    if name is not None:
-        return name
+    """The carrier's name and its library's public array type, for messages (a library carrier names both)."""
+    array_name = getattr(kind.cls, "array_name", "")
+    if array_name:
+        return kind.cls.backend, array_name.removeprefix("a ")
     module = getattr(kind.namespace, "__name__", "array_api")
     return module, f"{module}.Array"
 

@@ -301,19 +301,19 @@ class BatchUnsupported(Exception):
     """Raised by a backward rule that cannot take batched cotangents; the engine then loops."""
 
 
-# ``op``: a built-in node (``ops``' Primitive, a floor above, hence untyped here), which has ``place``.
+# ``op``: a built-in node (``ops``' Primitive, a floor above, hence untyped here), which has ``kind``.
 def gradient_values(op: Any, gradient: Tensor) -> tuple[Any, int | None]:
     """The incoming cotangent as a rev array on the op's carrier kind, and the batch extent (or None).
 
     A batched cotangent has one more top-level mode than the op's result; its
     batch axis comes first in the returned array.
     """
-    values = _unit_alias(gradient._carriers[0].dense_values(), operand(gradient, op.place))
+    values = _unit_alias(gradient._carriers[0].dense_values(), operand(gradient, op.kind))
     layout = gradient._layout
     if layout is op._result_layout or len(layout._shape_modes) == len(op._result_layout._shape_modes):
         return values, None
     last = values.ndim - 1
-    return op.place.namespace.permute_dims(values, (last, *tuple(range(last)))), values.shape[last]
+    return op.kind.namespace.permute_dims(values, (last, *tuple(range(last)))), values.shape[last]
 
 
 def cotangent_for_batched(target: Tensor, values: Any, values_kind: CarrierKind, batch: int) -> Tensor:

@@ -258,7 +258,7 @@ class _Binary(Primitive):
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
         kind = operation_kind((a, b), options)
-        self.place = kind
+        self.kind = kind
         a_modes, b_modes = a._layout._shape_modes, b._layout._shape_modes
         if a_modes == b_modes:
             layout = a._layout
@@ -277,7 +277,7 @@ class _Binary(Primitive):
     def _tensor_operand(self, tensor: Tensor, options) -> tuple:
         """The one Tensor operand beside a scalar: its flat buffer when dense, else its rev array."""
         kind, values = single_operation_kind(tensor, options)
-        self.place = kind
+        self.kind = kind
         if values is None:
             return kind, _canonical(tensor._layout._shape_modes), operand(tensor, kind)
         self.flat = True
@@ -298,7 +298,7 @@ class _Binary(Primitive):
         return None
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         inputs = self._inputs
         result = self._result_layout
         if gradient.__class__ is Ones:  # offered by ``ones_for``: the storage-order case
@@ -316,7 +316,7 @@ class _Binary(Primitive):
         return self._promoted_backward(gradient, None, request)
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
-        xp = self.place.namespace
+        xp = self.kind.namespace
         saved = self.saved
         out = None
         if self.keeps_result:
@@ -330,7 +330,7 @@ class _Binary(Primitive):
             if out is not None and out.ndim != 1:
                 # Forward ran on operands lined up N-D that hold as many elements as the result
                 # (``(2,)`` beside ``(1, 2)``): its saved result is N-D too, and ``g`` is flat.
-                out = reshaped(out, (-1,), self.place)
+                out = reshaped(out, (-1,), self.kind)
             # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
             if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
                 ga, gb = self._pair(xp, g, av, bv, out, request, True)
@@ -376,15 +376,15 @@ class _Binary(Primitive):
 
     def _lined_up_flat(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
-        kind = self.place
+        kind = self.kind
         result = self._result_layout
         g = unit_alias(g, reshaped(g, storage_shape(result), kind))
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
-        grads, fresh = self._in_storage_order(g, out, request)
+        grads, made_here = self._in_storage_order(g, out, request)
         flats: list = []
         owned: list = []
-        for values, made in zip(grads, fresh):
+        for values, made in zip(grads, made_here):
             if values is None:
                 flats.append(None)
                 owned.append(False)
@@ -399,7 +399,7 @@ class _Binary(Primitive):
     def _in_storage_order(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """Each operand's gradient from ``g`` (the cotangent in the dense result's storage shape), as
         ``storage_cotangent`` returns it, and for each whether it is a sum made here."""
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         result = self._result_layout
         a, b = self._inputs
@@ -409,21 +409,21 @@ class _Binary(Primitive):
         if out is not None and out.ndim != g.ndim:
             out = reshaped(out, storage_shape(result), kind)
         ga, gb = self._pair(xp, g, av, bv, out, request)
-        # Only a sum made for one operand counts as fresh here: with broadcast operands a VJP
+        # Only a sum made for one operand is owned here: with broadcast operands a VJP
         # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
-        ca, fresh_a = storage_cotangent(ga, a, result, xp)
-        cb, fresh_b = storage_cotangent(gb, b, result, xp)
-        return (ca, cb), (fresh_a, fresh_b)
+        ca, owned_a = storage_cotangent(ga, a, result, xp)
+        cb, owned_b = storage_cotangent(gb, b, result, xp)
+        return (ca, cb), (owned_a, owned_b)
 
     def _storage_backward(self, gradient: Tensor, out: Any, request: Request) -> tuple:
         """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
-        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.place)
-        grads, fresh = self._in_storage_order(g, out, request)
-        return self.cotangents(grads, fresh=fresh, request=request)
+        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.kind)
+        grads, owned = self._in_storage_order(g, out, request)
+        return self.cotangents(grads, owned=owned, request=request)
 
     def _promoted_backward(self, gradient: Tensor, values: list | None, request: Request) -> tuple:
         """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         saved, out = self.saved if self.keeps_result else (self.saved, None)
         inputs = self._inputs
@@ -504,7 +504,7 @@ class _Unary(Primitive):
         if not isinstance(x, Tensor):
             raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
         kind, values = single_operation_kind(x, options)
-        self.place = kind
+        self.kind = kind
         self.flat = values is not None
         out = self.compute(kind.namespace, operand(x, kind) if values is None else values)
         if self.keeps_result:
@@ -524,7 +524,7 @@ class _Unary(Primitive):
     supports_batched = True
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
-        xp = self.place.namespace
+        xp = self.kind.namespace
         values = flat_values(self._inputs[0]) if self.needs_input else None
         saved = self.saved
         # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
@@ -535,7 +535,7 @@ class _Unary(Primitive):
         return (grad,), (_allocated(grad, g, values, saved),)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         x = self._inputs[0]
         if self.flat and gradient._layout is self._result_layout:
             # Forward ran on the flat buffer: stay flat (``saved`` is flat too).

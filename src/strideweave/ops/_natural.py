@@ -71,12 +71,12 @@ class Natural(Primitive):
         kind = operation_kind(tensors, options)
         arrays = [natural(t, kind) for t in tensors]
         out, kept = self.forward_rule(kind.namespace, *arrays, **params)
-        self.place = kind
+        self.kind = kind
         self.saved = (params, kept)
         return wrap_natural(out, kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         params, kept = self.saved
         arrays = [natural(t, kind) for t in self._inputs] if self.reads_inputs else ()

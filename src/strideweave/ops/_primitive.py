@@ -40,10 +40,10 @@ _FLOAT32 = DType.Float32
 #: ``release`` are generated from them.
 FIELDS = {
     **NODE_FIELDS,
-    "place": ("None", "None"),  # unset until forward; a released node runs no backward
+    "kind": ("None", "None"),  # the carrier kind forward ran on: unset until then, and after release
     "saved": ("None", "None"),
     # Set by forward when backward can run on raw arrays (``backward_flat``): every saved
-    # input and the result are dense on ``place`` (elementwise: in one shared layout).
+    # input and the result are dense on ``kind`` (elementwise: in one shared layout).
     "flat": ("False", None),
 }
 PRIMITIVE_FIELDS = tuple(name for name in FIELDS if name not in NODE_FIELDS)
@@ -53,13 +53,13 @@ class Primitive(Operation):
     """Base of the built-in operations.
 
     Built-ins keep their forward state in two slots rather than the
-    ``context`` dict: ``place`` (the carrier kind they ran on) and ``saved``
+    ``context`` dict: ``kind`` (the carrier kind they ran on) and ``saved``
     (whatever backward needs beyond the saved inputs). A million-node graph
     then costs no dict per node. Release drops both with the rest.
     """
 
     __slots__ = PRIMITIVE_FIELDS
-    place: CarrierKind
+    kind: CarrierKind
     saved: Any
     flat: bool
     builtin = True
@@ -79,7 +79,7 @@ class Primitive(Operation):
         """A flat node's cotangent Tensor as its raw buffer in the result's storage order, or None."""
         layout = gradient._layout
         if layout is self._result_layout or layout == self._result_layout:
-            return dense_buffer(gradient, self.place)
+            return dense_buffer(gradient, self.kind)
         return None
 
     def backward(self, gradient: Tensor) -> tuple:
@@ -118,18 +118,18 @@ class Primitive(Operation):
         return None
 
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
-                   fresh: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple[tuple, tuple]:
+                   owned: bool | tuple[bool, ...] = False, request: Request = EVERY) -> tuple[tuple, tuple]:
         """Per-input gradient rev arrays (or None) as cotangents in each input's layout, and which are owned.
 
-        ``fresh``: the rule allocated every one of ``grads`` itself, each for its input alone
-        (or one such flag per input). ``request``: the call's (see ``pullback``).
+        ``owned``: the rule owns every one of ``grads``, allocated for its input alone (or one such
+        flag per input); a cotangent that broadcasts it is not owned. ``request``: the call's (see ``pullback``).
         """
-        kind = self.place
+        kind = self.kind
         wanted = request.wanted
         defer = request.defer
         # ``__class__ is`` (the hot path's test) is not a narrowing a type checker follows
         flags: tuple[bool, ...] = (
-            fresh if fresh.__class__ is tuple else (fresh,) * len(grads))  # type: ignore[assignment]
+            owned if owned.__class__ is tuple else (owned,) * len(grads))  # type: ignore[assignment]
         if batch is None and wanted is None and len(grads) == 1:
             t = self._inputs[0]
             g = grads[0]
@@ -179,7 +179,7 @@ else:
             trace_lost_precision(cls.__name__, inputs, result)
         return result
 node = object.__new__(cls)
-{node_fields("node", FIELDS, RECORDED_FIELDS, place="kind", saved="saved", flat="True")}\
+{node_fields("node", FIELDS, RECORDED_FIELDS, kind="kind", saved="saved", flat="True")}\
 {recording_step("True", lazy_result=True)}\
 return result
 """

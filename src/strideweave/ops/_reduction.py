@@ -103,7 +103,7 @@ class Reduction(Primitive):
             self.flat = flat_capable((x,), kind)
         else:
             out = self.compute(xp, operand(x, kind), axes)
-        self.place = kind
+        self.kind = kind
         kept = 1
         for extent in kept_rev:
             kept *= extent
@@ -120,21 +120,21 @@ class Reduction(Primitive):
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         # A full reduction that reads neither its input nor its result: ``g`` holds one value.
-        kind = self.place
+        kind = self.kind
         axes, _, _, inv_count = self.saved
         one = self.vjp(kind.namespace, g, None, axes, None, inv_count)
         x = self._inputs[0]
         return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        xp = self.place.namespace
+        xp = self.kind.namespace
         axes, kept_rev, out, inv_count = self.saved
         g, batch = gradient_values(self, gradient)
         # The reduced axes come back with extent 1, so g broadcasts against the input (and its batch axis
         # leads). One value of no more axes than the input's already does.
         if batch is not None or g.ndim > len(kept_rev) or any(extent != 1 for extent in kept_rev):
-            g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch, *kept_rev), self.place))
-        values = operand(self._inputs[0], self.place) if self.reads_input else None
+            g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch, *kept_rev), self.kind))
+        values = operand(self._inputs[0], self.kind) if self.reads_input else None
         return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch, request=request)
 
 

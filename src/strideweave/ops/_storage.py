@@ -98,7 +98,7 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
         values = xp.broadcast_to(values, shape)
     if target._layout is layout or target._layout == layout:
         return (values if values.ndim == 1 else InStorageOrder(values)), False
-    fresh = False
+    owned = False
     source = target._layout._shape_modes
     axes, leaves = reduce_plan(source, layout._shape_modes)
     perm = storage_perm(layout)
@@ -107,12 +107,12 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
         axes = tuple(sorted(position[axis] for axis in axes))
     if axes:
         values = xp.sum(values, axis=axes, keepdims=True)
-        fresh = True
+        owned = True
     if _dense(target._layout) and lined_up_shape(target._layout, layout) is not None:
-        return InStorageOrder(values), fresh
+        return InStorageOrder(values), owned
     if perm is not None:
         values = xp.permute_dims(values, _inverse(perm))
-    return (values if tuple(values.shape) == leaves else reshape_array(values, leaves, xp)), fresh
+    return (values if tuple(values.shape) == leaves else reshape_array(values, leaves, xp)), owned
 
 
 def flat_capable(tensors: Sequence[Tensor], kind: CarrierKind) -> bool:

@@ -88,7 +88,7 @@ class Matmul(Primitive):
         kb = b_sizes[-2] if len(b_modes) > 1 else b_sizes[0]
         if ka != kb:
             raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not fit: inner extents {ka} and {kb} differ")
-        self.place = kind
+        self.kind = kind
         if len(a_modes) == 2 and len(b_modes) == 2:
             out_modes = (a_modes[0], b_modes[1])
             # The array's own ``@`` (the standard's __matmul__) skips the namespace wrapper's checks.
@@ -131,7 +131,7 @@ class Matmul(Primitive):
         super().replace_input(index, stand_in)
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         a, b = self._inputs
         saved = self.saved
         if saved is _ROWS:
@@ -147,7 +147,7 @@ class Matmul(Primitive):
         return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         a, b = self._inputs
         if a._layout.rank == 2 and b._layout.rank == 2:
@@ -160,7 +160,7 @@ class Matmul(Primitive):
                 grad_b = g @ a_rev.T if request.wants(1) else None
                 return self.cotangents((None if grad_a is None else reshaped(grad_a, a._layout.rev_leaf_shape, kind),
                                         None if grad_b is None else reshaped(grad_b, b._layout.rev_leaf_shape, kind)),
-                                       fresh=True, request=request)  # two new GEMM results
+                                       owned=True, request=request)  # two new GEMM results
             else:
                 # One GEMM per operand for all K cotangents: fold the batch into the free extent.
                 n, m = g.shape[1], g.shape[2]
@@ -196,7 +196,7 @@ _ROWS = ("rows",)  # ``Matmul.saved`` of a product computed in natural order (``
 
 def _backward_rows(node: Matmul, g: Any, request: Request) -> tuple[tuple, tuple]:
     """``backward_flat`` of a product computed in natural order: ``g`` is the row-major result's buffer."""
-    kind = node.place
+    kind = node.kind
     a, b = node._inputs
     A, B = _mode_array(a, kind), _mode_array(b, kind)
     G = kind.cls.unflatten(g, (A.shape[0], B.shape[1]))  # type: ignore[attr-defined]  # natural-product carriers
@@ -286,7 +286,7 @@ class Tensordot(Primitive):
         for i, j in zip(ia, ib):
             if a_modes[i] != b_modes[j]:
                 raise ValueError(f"tensordot: mode {i} of shape {a.shape} and mode {j} of shape {b.shape} differ")
-        self.place = kind
+        self.kind = kind
         self.saved = (ia, ib)
         out = xp.tensordot(*_both(_mode_array, a, b, kind), axes=(list(ia), list(ib)))
         out_modes = tuple(m for i, m in enumerate(a_modes) if i not in ia) + \
@@ -294,7 +294,7 @@ class Tensordot(Primitive):
         return wrap(_to_rev(xp, out), Layout.canonical(out_modes or (1,)), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         a, b = self._inputs
         ia, ib = self.saved

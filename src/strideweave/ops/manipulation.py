@@ -50,14 +50,14 @@ class Concat(Primitive):
         kind = operation_kind(tensors, options)
         axis = rank - 1 - mode
         extents = tuple(t._layout.mode_sizes[mode] for t in tensors)
-        self.place = kind
+        self.kind = kind
         self.saved = (axis, extents)
         out = kind.namespace.concat([mode_operand(t, kind) for t in tensors], axis=axis)
         out_modes = (*modes[:mode], sum(extents), *modes[mode + 1:])
         return wrap(out, Layout.canonical(out_modes), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         axis, extents = self.saved
         g = mode_operand(gradient, kind)
         grads, start = [], 0
@@ -89,13 +89,13 @@ class Stack(Primitive):
         mode = _axis(mode, rank, "stack", "mode")
         kind = operation_kind(tensors, options)
         axis = rank - 1 - mode
-        self.place = kind
+        self.kind = kind
         self.saved = axis
         out = kind.namespace.stack([mode_operand(t, kind) for t in tensors], axis=axis)
         return wrap(out, Layout.canonical((*modes[:mode], len(tensors), *modes[mode:])), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         g = mode_operand(gradient, kind)
         axis = self.saved
         grads = []
@@ -145,12 +145,12 @@ class Where(_Selecting):
         if isinstance(like, (int, float)):
             raise TypeError("where needs at least one of a and b to be a Tensor")
         av, bv = as_array_like(av, like, xp), as_array_like(bv, like, xp)
-        self.place = kind
+        self.kind = kind
         self.saved = tuple(isinstance(x, Tensor) for x in (condition, a, b))
         return wrap(xp.where(c, av, bv), Layout.canonical(modes), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         g = operand(gradient, kind)
         modes = gradient._layout.shape.modes
@@ -189,7 +189,7 @@ class Clip(_Selecting):
             out = xp.maximum(out, as_array_like(bounds["low"], xv, xp))
         if "high" in bounds:
             out = xp.minimum(out, as_array_like(bounds["high"], xv, xp))
-        self.place = kind
+        self.kind = kind
         self.saved = tuple((name, isinstance(a, Tensor), a if not isinstance(a, Tensor) else None)
                            for name, a in (("low", low), ("high", high)) if a is not None)
         shape = tuple(reversed(leaves_of(modes)))
@@ -202,7 +202,7 @@ class Clip(_Selecting):
         return wrap(out, Layout.canonical(modes), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.place
+        kind = self.kind
         xp = kind.namespace
         modes = gradient._layout.shape.modes
         g = operand(gradient, kind)
@@ -256,7 +256,7 @@ class Astype(Primitive):
         if not isinstance(dtype, SimpleDType) or isinstance(dtype, CompoundDType):
             raise TypeError(f"astype expects a SimpleDType such as DType.Float32, got {dtype!r}")
         kind = operation_kind((x,), options)
-        self.place = kind
+        self.kind = kind
         carrier = x._carriers[0]
         native = carrier.native_dtype(dtype)
         values = kind.namespace.astype(operand(x, kind), native)
@@ -284,7 +284,7 @@ class Copy(Primitive):
         if not isinstance(x, Tensor):
             raise TypeError(f"copy expects a Tensor, got {type(x).__name__}")
         kind = operation_kind((x,), options)
-        self.place = kind
+        self.kind = kind
         values = operand(x, kind)
         xp = kind.namespace
         # reshape(-1) may return a view of x's storage; a copy must not alias it.

@@ -111,7 +111,7 @@ class View(Primitive):
             # both read the same storage slot for slot, so one raw cotangent serves both.
             kind = kind_of(carrier)
             if flat_capable((x,), kind):
-                self.place = kind
+                self.kind = kind
                 self.flat = True
         return result
 
