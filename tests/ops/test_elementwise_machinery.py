@@ -78,7 +78,7 @@ def test_the_unit_marker_supports_the_product_only():
 
 
 def test_a_rule_flagged_linear_that_returns_g_itself_fails_loudly():
-    _, passes_g = unary_op("passes_g", UnaryRule(lambda xp, x: x * 2, vjp=lambda xp, g, x, y: g, linear_in_g=True,
+    _, passes_g = unary_op("passes_g", UnaryRule(lambda xp, x: x * 2, vjp=lambda xp, g, y, x: g, linear_in_g=True,
                                                   doc="a test rule"))
     x = sw.tensor(X0)
     with pytest.raises(TypeError, match="PassesG: a rule flagged linear_in_g returned g itself"):

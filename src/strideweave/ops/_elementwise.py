@@ -102,7 +102,7 @@ class _Rule:
 
 @dataclass(frozen=True)
 class UnaryRule(_Rule):
-    """``forward(xp, x)`` and ``vjp(xp, g, x, y)``, the gradient in the result's space (``y``: the result).
+    """``forward(xp, x)`` and ``vjp(xp, g, y, x)``, the gradient in the result's space (``y``: the result).
 
     ``vjp=None``: not differentiable. ``reads``: which of ``"x"`` and
     ``"out"`` the VJP reads (anything else it gets as None, and nothing
@@ -123,7 +123,7 @@ class UnaryRule(_Rule):
 
 @dataclass(frozen=True)
 class BinaryRule(_Rule):
-    """``forward(xp, a, b)`` and one VJP per operand, ``vjp_a(xp, g, a, b, y)`` and ``vjp_b(...)``.
+    """``forward(xp, a, b)`` and one VJP per operand, ``vjp_a(xp, g, y, a, b)`` and ``vjp_b(...)``.
 
     Each gives its operand's gradient in the result's space (the base sums
     it back over broadcast modes); ``None`` means no gradient to that
@@ -200,7 +200,7 @@ class _Left:
 
 
 class _Binary(Primitive):
-    """``compute(xp, a, b)`` forward; ``vjp_first`` / ``vjp_second(xp, g, a, b, out)`` in result space.
+    """``compute(xp, a, b)`` forward; ``vjp_first`` / ``vjp_second(xp, g, out, a, b)`` in result space.
 
     A Python scalar operand stays a scalar, since only Tensors are saved
     inputs: ``saved`` holds it as is when it was the second argument (the
@@ -336,16 +336,16 @@ class _Binary(Primitive):
                 ga, gb = self._pair(xp, g, av, bv, out, request, True)
             else:
                 wanted = request.wanted
-                ga = self.vjp_first(xp, g, av, bv, out) if wanted is None or wanted[0] else None
-                gb = self.vjp_second(xp, g, av, bv, out) if wanted is None or wanted[1] else None
+                ga = self.vjp_first(xp, g, out, av, bv) if wanted is None or wanted[0] else None
+                gb = self.vjp_second(xp, g, out, av, bv) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
         if g.__class__ is Ones:  # offered to ``takes_ones`` nodes alone; see ``_unit_beside_scalar``
             grad = self._unit_beside_scalar(xp, g, saved, values, out)
         elif saved.__class__ is _Left:
-            grad = self.vjp_second(xp, g, saved.value, values, out)
+            grad = self.vjp_second(xp, g, out, saved.value, values)
         else:
-            grad = self.vjp_first(xp, g, values, saved, out)
+            grad = self.vjp_first(xp, g, out, values, saved)
         # By the rule contract a VJP result is new or one of its array arguments.
         return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
@@ -356,9 +356,9 @@ class _Binary(Primitive):
         dearer where the factor is a scalar, as multiply's is (the one linear rule with two operands).
         """
         if saved.__class__ is _Left:
-            factor = self.vjp_second(xp, UNIT_G, saved.value, values, out)
+            factor = self.vjp_second(xp, UNIT_G, out, saved.value, values)
         else:
-            factor = self.vjp_first(xp, UNIT_G, values, saved, out)
+            factor = self.vjp_first(xp, UNIT_G, out, values, saved)
         return _unit_product(type(self).__name__, g, factor, xp)
 
     def _pair(self, xp, g, a, b, out, request: Request, unit: bool | None = None) -> tuple:
@@ -368,11 +368,11 @@ class _Binary(Primitive):
         wanted = request.wanted
         first, second = wanted is None or wanted[0], wanted is None or wanted[1]
         if not unit:
-            return (self.vjp_first(xp, g, a, b, out) if first else None,
-                    self.vjp_second(xp, g, a, b, out) if second else None)
+            return (self.vjp_first(xp, g, out, a, b) if first else None,
+                    self.vjp_second(xp, g, out, a, b) if second else None)
         name = type(self).__name__
-        return (_unit_product(name, g, self.vjp_first(xp, UNIT_G, a, b, out), xp) if first else None,
-                _unit_product(name, g, self.vjp_second(xp, UNIT_G, a, b, out), xp) if second else None)
+        return (_unit_product(name, g, self.vjp_first(xp, UNIT_G, out, a, b), xp) if first else None,
+                _unit_product(name, g, self.vjp_second(xp, UNIT_G, out, a, b), xp) if second else None)
 
     def _lined_up_flat(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
@@ -443,8 +443,8 @@ class _Binary(Primitive):
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
         # (No ``Ones`` reach this path, and beside a scalar a flagged array is multiplied, as in ``backward_flat``.)
         if saved.__class__ is _Left:
-            return self.cotangents((self.vjp_second(xp, g, saved.value, tensor_values, out),), batch, request=request)
-        return self.cotangents((self.vjp_first(xp, g, tensor_values, saved, out),), batch, request=request)
+            return self.cotangents((self.vjp_second(xp, g, out, saved.value, tensor_values),), batch, request=request)
+        return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
 
 
 _Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
@@ -490,7 +490,7 @@ def _common_dtype(a: Any, b: Any):
 # ----- unary operations -------------------------------------------------------------------------------
 
 class _Unary(Primitive):
-    """``compute(xp, x)`` forward, ``vjp(xp, g, x, out)`` backward; ``out`` kept only if needed."""
+    """``compute(xp, x)`` forward, ``vjp(xp, g, out, x)`` backward; ``out`` kept only if needed."""
 
     __slots__ = ()
     # set per rule by ``unary_op`` (static functions of the class)
@@ -529,9 +529,9 @@ class _Unary(Primitive):
         saved = self.saved
         # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
         if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
-            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, values, saved), xp)
+            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, saved, values), xp)
         else:
-            grad = self.vjp(xp, g, values, saved)
+            grad = self.vjp(xp, g, saved, values)
         return (grad,), (_allocated(grad, g, values, saved),)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
@@ -549,9 +549,9 @@ class _Unary(Primitive):
         if self.flat and saved is not None:
             saved = from_storage(saved, x._layout, xp)
         if self.takes_ones and g in _UNIT_ARRAYS:  # (no ``Ones`` reach this path)
-            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, values, saved), xp)
+            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, saved, values), xp)
         else:
-            grad = self.vjp(xp, g, values, saved)
+            grad = self.vjp(xp, g, saved, values)
         return self.cotangents((grad,), batch, request=request)
 
 

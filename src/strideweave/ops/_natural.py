@@ -104,16 +104,16 @@ def natural_op(name: str, forward: Callable, vjp: Callable | None = None, *,
 
 def _pack_forward(rule):
     def forward(xp, *arrays, **params):
-        outs, kept = rule(xp, *arrays, **params)
+        outs = tuple(rule(xp, *arrays, **params))
         shapes = tuple(tuple(int(n) for n in out.shape) for out in outs)
         flat = xp.concat([xp.reshape(out, (-1,)) for out in outs], axis=0)
-        return flat, (shapes, outs, kept)
+        return flat, (shapes, outs)
     return forward
 
 
 def _pack_vjp(rule):
     def vjp(xp, g, saved, *arrays, **params):
-        shapes, outs, kept = saved
+        shapes, outs = saved
         parts, start = [], 0
         for shape in shapes:
             size = 1
@@ -121,12 +121,14 @@ def _pack_vjp(rule):
                 size *= extent
             parts.append(xp.reshape(g[start:start + size], shape))
             start += size
-        return rule(xp, parts, outs, kept, *arrays, **params)
+        return rule(xp, tuple(parts), outs, *arrays, **params)
     return vjp
 
 
 def packed_op(name: str, forward: Callable, vjp: Callable, *, reads_inputs: bool = False) -> type[Natural]:
-    """A multi-output operation: ``forward -> (outputs, kept)``, ``vjp(xp, gs, outs, kept, *arrays)``."""
+    """A multi-output operation: ``forward(xp, *arrays, **params) -> outputs`` and
+    ``vjp(xp, gs, outputs, *arrays, **params)``, ``gs`` one cotangent per output: the
+    natural convention with the outputs as what the forward kept."""
     op_class = natural_op(name, _pack_forward(forward), _pack_vjp(vjp), reads_inputs=reads_inputs)
     op_class.outputs_rule = staticmethod(forward)  # the outputs one by one, for calls that record no node
     return op_class

@@ -32,12 +32,12 @@ __all__ = ["Reduction", "ReductionRule", "reduction_op"]
 
 @dataclass(frozen=True)
 class ReductionRule:
-    """``forward(xp, values, axes)`` reduces rev axes; ``vjp(xp, g, x, axes, out, inv_count)`` is the gradient.
+    """``forward(xp, values, axes)`` reduces rev axes; ``vjp(xp, g, out, x, *, axes, n)`` is the gradient.
 
-    The VJP gets ``g`` with the reduced axes kept at extent 1, the input
-    values ``x`` and the result ``out`` (each only when ``reads`` names it,
-    ``"x"`` and ``"out"``; else None), and ``inv_count``, one over the number
-    of elements reduced into each result. ``doc`` starts the function's
+    The VJP gets ``g`` with the reduced axes kept at extent 1, the result
+    ``out`` and the input values ``x`` (each only when ``reads`` names it,
+    ``"out"`` and ``"x"``; else None), the reduced ``axes``, and ``n``, one
+    over the number of elements reduced into each result. ``doc`` starts the function's
     docstring.
     """
 
@@ -122,7 +122,7 @@ class Reduction(Primitive):
         # A full reduction that reads neither its input nor its result: ``g`` holds one value.
         kind = self.kind
         axes, _, _, inv_count = self.saved
-        one = self.vjp(kind.namespace, g, None, axes, None, inv_count)
+        one = self.vjp(kind.namespace, g, None, None, axes=axes, n=inv_count)
         x = self._inputs[0]
         return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
 
@@ -135,7 +135,7 @@ class Reduction(Primitive):
         if batch is not None or g.ndim > len(kept_rev) or any(extent != 1 for extent in kept_rev):
             g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch, *kept_rev), self.kind))
         values = operand(self._inputs[0], self.kind) if self.reads_input else None
-        return self.cotangents((self.vjp(xp, g, values, axes, out, inv_count),), batch, request=request)
+        return self.cotangents((self.vjp(xp, g, out, values, axes=axes, n=inv_count),), batch, request=request)
 
 
 class _NotGiven:

@@ -1,10 +1,12 @@
 """The elementwise rules: each operation's forward beside its vector-Jacobian products, one row each.
 
-A unary row is ``name = _unary("name", forward(xp, x), vjp=vjp(xp, g, x, y), ...)``;
+A unary row is ``name = _unary("name", forward(xp, x), vjp=vjp(xp, g, y, x), ...)``;
 a binary row is ``_binary("name", forward(xp, a, b), vjp_a=..., vjp_b=..., ...)``
-with one VJP per operand, ``vjp(xp, g, a, b, y)``, each giving that
+with one VJP per operand, ``vjp(xp, g, y, a, b)``, each giving that
 operand's gradient in the result's space (the base sums it back over
-broadcast modes; ``y`` is the result). The fields are those of
+broadcast modes; ``y`` is the result). That is every rule family's VJP
+convention, ``vjp(xp, g, kept, *operands, **params)`` (``docs/architecture.md``),
+with the result as what the forward kept. The fields are those of
 ``UnaryRule`` and ``BinaryRule`` (``ops/_elementwise.py``, the machinery):
 
 * ``vjp=None``: no gradient (not differentiable); ``_zero`` is the zero
@@ -83,7 +85,7 @@ def _rounding(name):
     return call
 
 
-def _pow_vjp_a(xp, g, a, b, out):
+def _pow_vjp_a(xp, g, out, a, b):
     # d/da a**b = b a**(b-1), zero wherever b == 0 (torch): at a == 0 the product 0 * inf would be NaN.
     if isinstance(b, (int, float)):
         return xp.zeros_like(g) if b == 0 else g * b * a ** (b - 1)
@@ -94,7 +96,7 @@ def _log_scalar(a: float) -> float:
     return math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
 
 
-def _pow_vjp_b(xp, g, a, b, out):
+def _pow_vjp_b(xp, g, out, a, b):
     # d/db a**b = a**b log a, as torch: zero where a == 0 and b >= 0 (a limit, not 0 * -inf), -inf where
     # a == 0 and b < 0, NaN for a negative base (log a). a**b is computed again rather than read from
     # the result, so a write into the result (``y *= x`` after ``y = x ** 2``, as scipy.stats does)
@@ -110,7 +112,7 @@ def _pow_vjp_b(xp, g, a, b, out):
 def _select(wins, first):
     """maximum / minimum: the loser gets no gradient, ties split it evenly, and a NaN operand passes
     it to both (torch)."""
-    def vjp(xp, g, a, b, out):
+    def vjp(xp, g, out, a, b):
         a_loses = wins(b, a) if first else wins(a, b)
         return xp.where(a == b, g * 0.5, xp.where(a_loses, xp.zeros_like(g), g))
     return vjp
@@ -118,76 +120,76 @@ def _select(wins, first):
 
 def _atan2_vjp(sign):
     """atan2's VJPs; at (0, 0) the gradient is zero (torch), not 0 / 0."""
-    def vjp(xp, g, a, b, out):
+    def vjp(xp, g, out, a, b):
         radius = a * a + b * b
         other = b if sign > 0 else -a
         return xp.where(radius == 0, xp.zeros_like(g), g * other / xp.where(radius == 0, xp.ones_like(radius), radius))
     return vjp
 
 
-def _copysign_vjp(xp, g, a, b, out):
+def _copysign_vjp(xp, g, out, a, b):
     # out / a is the sign flip (+-1); torch defines the gradient as zero where a == 0.
     return g * xp.where(a == 0, xp.zeros_like(out), out / xp.where(a == 0, xp.ones_like(a), a))
 
 
 # ----- unary: sign and magnitude ----------------------------------------------------------------------
 
-negative = _unary("negative", lambda xp, x: -x, vjp=lambda xp, g, x, y: -g, dtypes="numeric", doc="-x")
-positive = _unary("positive", lambda xp, x: x * 1, vjp=lambda xp, g, x, y: g, dtypes="numeric", doc="+x (a copy)")
-abs = _unary("abs", lambda xp, x: xp.abs(x), vjp=lambda xp, g, x, y: g * xp.sign(x),  # noqa: A001
+negative = _unary("negative", lambda xp, x: -x, vjp=lambda xp, g, y, x: -g, dtypes="numeric", doc="-x")
+positive = _unary("positive", lambda xp, x: x * 1, vjp=lambda xp, g, y, x: g, dtypes="numeric", doc="+x (a copy)")
+abs = _unary("abs", lambda xp, x: xp.abs(x), vjp=lambda xp, g, y, x: g * xp.sign(x),  # noqa: A001
              reads="x", linear_in_g=True, dtypes="numeric", doc="absolute value; the gradient at zero is zero")
 
 # ----- unary: exponentials and logarithms -------------------------------------------------------------
 
-exp = _unary("exp", lambda xp, x: xp.exp(x), vjp=lambda xp, g, x, y: g * y, reads="out", linear_in_g=True,
+exp = _unary("exp", lambda xp, x: xp.exp(x), vjp=lambda xp, g, y, x: g * y, reads="out", linear_in_g=True,
              doc="exponential")
-expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), vjp=lambda xp, g, x, y: g * (y + 1), reads="out",
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), vjp=lambda xp, g, y, x: g * (y + 1), reads="out",
                dtypes="floating", doc="exp(x) - 1")
-log = _unary("log", lambda xp, x: xp.log(x), vjp=lambda xp, g, x, y: g / x, reads="x", quiet=True,
+log = _unary("log", lambda xp, x: xp.log(x), vjp=lambda xp, g, y, x: g / x, reads="x", quiet=True,
              doc="natural logarithm")
-log1p = _unary("log1p", lambda xp, x: xp.log1p(x), vjp=lambda xp, g, x, y: g / (x + 1), reads="x", quiet=True,
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x), vjp=lambda xp, g, y, x: g / (x + 1), reads="x", quiet=True,
                dtypes="floating", doc="log(1 + x)")
-log2 = _unary("log2", lambda xp, x: xp.log2(x), vjp=lambda xp, g, x, y: g / (x * _LN2), reads="x", quiet=True,
+log2 = _unary("log2", lambda xp, x: xp.log2(x), vjp=lambda xp, g, y, x: g / (x * _LN2), reads="x", quiet=True,
               dtypes="floating", doc="base-2 logarithm")
-log10 = _unary("log10", lambda xp, x: xp.log10(x), vjp=lambda xp, g, x, y: g / (x * _LN10), reads="x", quiet=True,
+log10 = _unary("log10", lambda xp, x: xp.log10(x), vjp=lambda xp, g, y, x: g / (x * _LN10), reads="x", quiet=True,
                dtypes="floating", doc="base-10 logarithm")
 
 # ----- unary: powers ----------------------------------------------------------------------------------
 
-sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), vjp=lambda xp, g, x, y: g / (2 * y), reads="out", quiet=True,
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), vjp=lambda xp, g, y, x: g / (2 * y), reads="out", quiet=True,
               doc="square root")
-square = _unary("square", lambda xp, x: x * x, vjp=lambda xp, g, x, y: g * (2 * x), reads="x", dtypes="numeric",
+square = _unary("square", lambda xp, x: x * x, vjp=lambda xp, g, y, x: g * (2 * x), reads="x", dtypes="numeric",
                 doc="x * x")
-reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, vjp=lambda xp, g, x, y: -g * (y * y), reads="out",
+reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, vjp=lambda xp, g, y, x: -g * (y * y), reads="out",
                     quiet=True, dtypes="floating", doc="1 / x")
 
 # ----- unary: trigonometric ---------------------------------------------------------------------------
 
-sin = _unary("sin", lambda xp, x: xp.sin(x), vjp=lambda xp, g, x, y: g * xp.cos(x), reads="x", linear_in_g=True,
+sin = _unary("sin", lambda xp, x: xp.sin(x), vjp=lambda xp, g, y, x: g * xp.cos(x), reads="x", linear_in_g=True,
              doc="sine")
-cos = _unary("cos", lambda xp, x: xp.cos(x), vjp=lambda xp, g, x, y: -g * xp.sin(x), reads="x", doc="cosine")
-tan = _unary("tan", lambda xp, x: xp.tan(x), vjp=lambda xp, g, x, y: g * (1 + y * y), reads="out",
+cos = _unary("cos", lambda xp, x: xp.cos(x), vjp=lambda xp, g, y, x: -g * xp.sin(x), reads="x", doc="cosine")
+tan = _unary("tan", lambda xp, x: xp.tan(x), vjp=lambda xp, g, y, x: g * (1 + y * y), reads="out",
              dtypes="floating", doc="tangent")
-asin = _unary("asin", lambda xp, x: xp.asin(x), vjp=lambda xp, g, x, y: g / xp.sqrt(1 - x * x), reads="x",
+asin = _unary("asin", lambda xp, x: xp.asin(x), vjp=lambda xp, g, y, x: g / xp.sqrt(1 - x * x), reads="x",
               quiet=True, dtypes="floating", doc="arcsine")
-acos = _unary("acos", lambda xp, x: xp.acos(x), vjp=lambda xp, g, x, y: -g / xp.sqrt(1 - x * x), reads="x",
+acos = _unary("acos", lambda xp, x: xp.acos(x), vjp=lambda xp, g, y, x: -g / xp.sqrt(1 - x * x), reads="x",
               quiet=True, dtypes="floating", doc="arccosine")
-atan = _unary("atan", lambda xp, x: xp.atan(x), vjp=lambda xp, g, x, y: g / (1 + x * x), reads="x", quiet=True,
+atan = _unary("atan", lambda xp, x: xp.atan(x), vjp=lambda xp, g, y, x: g / (1 + x * x), reads="x", quiet=True,
               dtypes="floating", doc="arctangent")
 
 # ----- unary: hyperbolic ------------------------------------------------------------------------------
 
-sinh = _unary("sinh", lambda xp, x: xp.sinh(x), vjp=lambda xp, g, x, y: g * xp.cosh(x), reads="x",
+sinh = _unary("sinh", lambda xp, x: xp.sinh(x), vjp=lambda xp, g, y, x: g * xp.cosh(x), reads="x",
               dtypes="floating", doc="hyperbolic sine")
-cosh = _unary("cosh", lambda xp, x: xp.cosh(x), vjp=lambda xp, g, x, y: g * xp.sinh(x), reads="x",
+cosh = _unary("cosh", lambda xp, x: xp.cosh(x), vjp=lambda xp, g, y, x: g * xp.sinh(x), reads="x",
               dtypes="floating", doc="hyperbolic cosine")
-tanh = _unary("tanh", lambda xp, x: xp.tanh(x), vjp=lambda xp, g, x, y: g * (1 - y * y), reads="out",
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x), vjp=lambda xp, g, y, x: g * (1 - y * y), reads="out",
               linear_in_g=True, doc="hyperbolic tangent")
-asinh = _unary("asinh", lambda xp, x: xp.asinh(x), vjp=lambda xp, g, x, y: g / xp.sqrt(x * x + 1), reads="x",
+asinh = _unary("asinh", lambda xp, x: xp.asinh(x), vjp=lambda xp, g, y, x: g / xp.sqrt(x * x + 1), reads="x",
                quiet=True, dtypes="floating", doc="inverse hyperbolic sine")
-acosh = _unary("acosh", lambda xp, x: xp.acosh(x), vjp=lambda xp, g, x, y: g / xp.sqrt(x * x - 1), reads="x",
+acosh = _unary("acosh", lambda xp, x: xp.acosh(x), vjp=lambda xp, g, y, x: g / xp.sqrt(x * x - 1), reads="x",
                quiet=True, dtypes="floating", doc="inverse hyperbolic cosine")
-atanh = _unary("atanh", lambda xp, x: xp.atanh(x), vjp=lambda xp, g, x, y: g / (1 - x * x), reads="x",
+atanh = _unary("atanh", lambda xp, x: xp.atanh(x), vjp=lambda xp, g, y, x: g / (1 - x * x), reads="x",
                quiet=True, dtypes="floating", doc="inverse hyperbolic tangent")
 
 # ----- unary: piecewise constant (zero gradient) ------------------------------------------------------
@@ -215,14 +217,14 @@ bitwise_invert = _unary("bitwise_invert", lambda xp, x: xp.bitwise_invert(x), vj
 
 # ----- binary: arithmetic -----------------------------------------------------------------------------
 
-add = _binary("add", lambda xp, a, b: a + b, vjp_a=lambda xp, g, a, b, y: g, vjp_b=lambda xp, g, a, b, y: g,
+add = _binary("add", lambda xp, a, b: a + b, vjp_a=lambda xp, g, y, a, b: g, vjp_b=lambda xp, g, y, a, b: g,
               reads="g", doc="a + b")
-subtract = _binary("subtract", lambda xp, a, b: a - b, vjp_a=lambda xp, g, a, b, y: g,
-                   vjp_b=lambda xp, g, a, b, y: -g, reads="g", doc="a - b")
-multiply = _binary("multiply", lambda xp, a, b: a * b, vjp_a=lambda xp, g, a, b, y: g * b,
-                   vjp_b=lambda xp, g, a, b, y: g * a, linear_in_g=True, doc="a * b")
-divide = _binary("divide", lambda xp, a, b: a / b, vjp_a=lambda xp, g, a, b, y: g / b,
-                 vjp_b=lambda xp, g, a, b, y: -g * a / (b * b), reads="own", quiet=True,
+subtract = _binary("subtract", lambda xp, a, b: a - b, vjp_a=lambda xp, g, y, a, b: g,
+                   vjp_b=lambda xp, g, y, a, b: -g, reads="g", doc="a - b")
+multiply = _binary("multiply", lambda xp, a, b: a * b, vjp_a=lambda xp, g, y, a, b: g * b,
+                   vjp_b=lambda xp, g, y, a, b: g * a, linear_in_g=True, doc="a * b")
+divide = _binary("divide", lambda xp, a, b: a / b, vjp_a=lambda xp, g, y, a, b: g / b,
+                 vjp_b=lambda xp, g, y, a, b: -g * a / (b * b), reads="own", quiet=True,
                  doc="a / b (floating-point operands)")
 power = _binary("power", lambda xp, a, b: a ** b, vjp_a=_pow_vjp_a, vjp_b=_pow_vjp_b, reads="own", quiet=True,
                 doc="a ** b; at a zero base the exponent's gradient is zero for b >= 0 (as in torch)")
@@ -243,17 +245,17 @@ minimum = _binary("minimum", lambda xp, a, b: _fn("minimum")(xp, a, b), vjp_a=_s
 atan2 = _binary("atan2", _fn("atan2"), vjp_a=_atan2_vjp(1), vjp_b=_atan2_vjp(-1), reads="own", quiet=True,
                 dtypes="floating",
                 doc="the angle of the point (b, a), in radians")
-hypot = _binary("hypot", _fn("hypot"), vjp_a=lambda xp, g, a, b, y: g * a / y,
-                vjp_b=lambda xp, g, a, b, y: g * b / y, reads="own out", quiet=True, dtypes="floating",
+hypot = _binary("hypot", _fn("hypot"), vjp_a=lambda xp, g, y, a, b: g * a / y,
+                vjp_b=lambda xp, g, y, a, b: g * b / y, reads="own out", quiet=True, dtypes="floating",
                 doc="sqrt(a**2 + b**2) without overflow")
 # torch's formula, from the operands alone: a later write into the result leaves backward exact
-logaddexp = _binary("logaddexp", _fn("logaddexp"), vjp_a=lambda xp, g, a, b, y: g / (1 + xp.exp(b - a)),
-                    vjp_b=lambda xp, g, a, b, y: g / (1 + xp.exp(a - b)), reads="own", quiet=True,
+logaddexp = _binary("logaddexp", _fn("logaddexp"), vjp_a=lambda xp, g, y, a, b: g / (1 + xp.exp(b - a)),
+                    vjp_b=lambda xp, g, y, a, b: g / (1 + xp.exp(a - b)), reads="own", quiet=True,
                     dtypes="floating", doc="log(exp(a) + exp(b))")
 copysign = _binary("copysign", _fn("copysign"), vjp_a=_copysign_vjp, vjp_b=_zero, reads="own out",
                    dtypes="floating", doc="|a| with the sign of b; no gradient to b")
-remainder = _binary("remainder", _fn("remainder"), vjp_a=lambda xp, g, a, b, y: g,
-                    vjp_b=lambda xp, g, a, b, y: -g * xp.floor(a / b), reads="own", quiet=True, dtypes="numeric",
+remainder = _binary("remainder", _fn("remainder"), vjp_a=lambda xp, g, y, a, b: g,
+                    vjp_b=lambda xp, g, y, a, b: -g * xp.floor(a / b), reads="own", quiet=True, dtypes="numeric",
                     doc="a - b * floor(a / b), the sign of b")
 floor_divide = _binary("floor_divide", _fn("floor_divide"), vjp_a=_zero, vjp_b=_zero, dtypes="numeric",
                        doc="floor(a / b); zero gradient")

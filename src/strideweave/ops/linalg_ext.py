@@ -167,22 +167,21 @@ def det(x, /, *, options=None) -> Tensor:
 
 
 def _slogdet_forward(xp, a):
-    sign, logabs = xp.linalg.slogdet(a)
-    return (sign, logabs), a
+    return xp.linalg.slogdet(a)
 
 
 def _slogdet_vjp(xp, gs, outs, a):
     return (gs[1][..., None, None] * _mT(xp, xp.linalg.inv(a)),)
 
 
-_Slogdet = packed_op("slogdet", _slogdet_forward, _slogdet_vjp)
+_Slogdet = packed_op("slogdet", _slogdet_forward, _slogdet_vjp, reads_inputs=True)
 
 
 def _packed(op_class, tensors, options, **params):
     if any(t._dtype.kind == "complex" for t in tensors):
         # Never differentiable, so no node carries the outputs; packing them into one buffer
         # would also make the real ones (singular values, log-determinants) complex.
-        return _forward_only(lambda xp, *arrays: tuple(op_class.outputs_rule(xp, *arrays, **params)[0]), *tensors,
+        return _forward_only(lambda xp, *arrays: tuple(op_class.outputs_rule(xp, *arrays, **params)), *tensors,
                              options=options, name=op_class.__name__.lower())
     op = op_class()
     packed = op(*tensors, params=params, options=options)
@@ -226,11 +225,10 @@ def cholesky(x, /, *, upper=False, options=None) -> Tensor:
 
 
 def _eigh_forward(xp, a):
-    w, v = xp.linalg.eigh(a)
-    return (w, v), None
+    return xp.linalg.eigh(a)
 
 
-def _eigh_vjp(xp, gs, outs, kept):
+def _eigh_vjp(xp, gs, outs):
     gw, gv = gs
     w, v = outs
     vt = _mT(xp, v)
@@ -268,8 +266,7 @@ def eigvalsh(x, /, *, options=None) -> Tensor:
 
 
 def _svd_forward(xp, a, *, full_matrices):
-    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
-    return (u, s, vh), None
+    return xp.linalg.svd(a, full_matrices=full_matrices)
 
 
 def _svd_grad(xp, gu, gs, gvh, u, s, vh):
@@ -300,7 +297,7 @@ def _svd_grad(xp, gu, gs, gvh, u, s, vh):
     return grad
 
 
-def _svd_vjp(xp, gs, outs, kept, *, full_matrices):
+def _svd_vjp(xp, gs, outs, *, full_matrices):
     gu, gsv, gvh = gs
     u, s, vh = outs
     k = s.shape[-1]
@@ -340,11 +337,10 @@ def svdvals(x, /, *, options=None) -> Tensor:
 
 
 def _qr_forward(xp, a, *, mode):
-    q, r = xp.linalg.qr(a, mode=mode)
-    return (q, r), None
+    return xp.linalg.qr(a, mode=mode)
 
 
-def _qr_vjp(xp, gs, outs, kept, *, mode):
+def _qr_vjp(xp, gs, outs, *, mode):
     gq, gr = gs
     q, r = outs
     m, n = q.shape[-2], r.shape[-1]

@@ -2,10 +2,12 @@
 
 The fields are those of ``ReductionRule`` (``ops/_reduction.py``, the
 machinery): ``forward(xp, values, axes)`` reduces rev axes, and
-``vjp(xp, g, x, axes, out, n)`` gives the input's gradient from ``g`` (the
-reduced axes kept with extent 1), the input values ``x`` and the result
-``out`` (each present only when ``reads`` names it), and ``n``, one over the
-number of elements reduced into each result.
+``vjp(xp, g, out, x, *, axes, n)`` gives the input's gradient from ``g``
+(the reduced axes kept with extent 1), the result ``out`` and the input
+values ``x`` (each present only when ``reads`` names it), the reduced
+``axes`` and ``n``, one over the number of elements reduced into each
+result: every rule family's convention, ``vjp(xp, g, kept, *operands,
+**params)``, with the result as what the forward kept.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ from ._reduction import ReductionRule, reduction_op
 __all__ = ["max", "mean", "min", "prod", "sum"]
 
 
-def _extremum_vjp(xp, g, x, axes, out, n):
+def _extremum_vjp(xp, g, out, x, *, axes, n):
     # The positions that attain the extremum share the gradient evenly.
     hits = xp.astype(x == out, x.dtype)
     return g * (hits / xp.sum(hits, axis=axes, keepdims=True))
 
 
-def _prod_vjp(xp, g, x, axes, out, n):
+def _prod_vjp(xp, g, out, x, *, axes, n):
     # d prod / d x_i is the product of the others; dividing by x_i fails at zeros,
     # so count zeros per slice and use the product of the non-zero entries.
     is_zero = x == 0
@@ -34,9 +36,9 @@ def _prod_vjp(xp, g, x, axes, out, n):
 
 
 REDUCTION_RULES = {
-    "sum": ReductionRule(lambda xp, v, axes: xp.sum(v, axis=axes), vjp=lambda xp, g, x, axes, out, n: g,
+    "sum": ReductionRule(lambda xp, v, axes: xp.sum(v, axis=axes), vjp=lambda xp, g, out, x, *, axes, n: g,
                          doc="Sum"),
-    "mean": ReductionRule(lambda xp, v, axes: xp.mean(v, axis=axes), vjp=lambda xp, g, x, axes, out, n: g * n,
+    "mean": ReductionRule(lambda xp, v, axes: xp.mean(v, axis=axes), vjp=lambda xp, g, out, x, *, axes, n: g * n,
                           doc="Arithmetic mean"),
     "max": ReductionRule(lambda xp, v, axes: xp.max(v, axis=axes), vjp=_extremum_vjp, reads="x out",
                          doc="Maximum (ties share the gradient evenly)"),
