@@ -196,10 +196,11 @@ def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ..
     return tuple([c._version for c in unique])
 
 
-def recording_step(reads: str, lazy_result: bool = False) -> str:
+def recording_step(reads: str, lazy_result: bool = False, one_input: str | None = None) -> str:
     """The recording step, as source: ``node`` saves ``inputs``, their carriers' versions and ``result``'s
     layout and storage state, and becomes ``result``'s node (``reads``: an expression, see ``versions_of``;
-    ``lazy_result``: the result is known to be made by ``Tensor._from_raw``).
+    ``lazy_result``: the result is known to be made by ``Tensor._from_raw`` in ``layout``;
+    ``one_input``: the name of the one input, where the recorder knows there is exactly one).
 
     Every recorder runs it: ``record`` (``Operation.__call__``) and the flat recorders generated with
     it inline (``Primitive.record_flat``, ``_Binary.with_scalar``), where a call would cost as much as
@@ -213,27 +214,33 @@ elif len(result._carrier_tuple) == 1:
 else:
     node._result_state = result_state(result)
 """
-    return f"""\
-if len(inputs) == 1:
-    first = inputs[0]
-    if first._raw is not None:
-        versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): nothing can have written to it
+    one = f"""\
+first = {one_input or "inputs[0]"}
+if first._raw is not None:
+    versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): nothing can have written to it
+else:
+    carriers = first._carrier_tuple or first._materialize()
+    if len(carriers) == 1:
+        carrier = carriers[0]
+        if carrier._watch is not None:
+            carrier._watch.capture(carrier)
+        if carrier._unread{"" if reads == "True" else f" and {reads}"}:
+            carrier._unread = False
+        versions = (carrier._version,)
     else:
-        carriers = first._carrier_tuple or first._materialize()
-        if len(carriers) == 1:
-            carrier = carriers[0]
-            if carrier._watch is not None:
-                carrier._watch.capture(carrier)
-            if carrier._unread{"" if reads == "True" else f" and {reads}"}:
-                carrier._unread = False
-            versions = (carrier._version,)
-        else:
-            versions = versions_of(inputs, {reads})
+        versions = versions_of(inputs, {reads})
+"""
+    versions_source = one if one_input else f"""\
+if len(inputs) == 1:
+{indent(one)}\
 else:
     versions = versions_of(inputs, {reads})
+"""
+    return f"""\
+{versions_source}\
 node._inputs = inputs
 node._versions = versions
-node._result_layout = result._layout
+node._result_layout = {"layout" if lazy_result else "result._layout"}
 {result_state_source}\
 result._ctx = node
 """

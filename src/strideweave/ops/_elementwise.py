@@ -469,7 +469,7 @@ layout = tensor._layout
     None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
     The result is made and recorded by the flat recording step inline (``flat_recorder``): this
     runs once per operator such as ``x * 2.0``.
-    """)
+    """, one_input="tensor")
 
 
 def _common_dtype(a: Any, b: Any):

@@ -154,7 +154,8 @@ class Primitive(Operation):
 node_methods(Primitive, FIELDS)
 
 
-def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str) -> Any:
+def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str,
+                  one_input: str | None = None) -> Any:
     """A classmethod of a flat node class: ``head`` (source) and then the flat recording step.
 
     ``head`` leaves the names the step reads: ``inputs`` (Tensors, every one Float32 and dense
@@ -164,7 +165,8 @@ def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, An
     Float32 result in grad mode), and makes its node of class ``cls`` (``FIELDS``) and records it
     (``recording_step``, as ``Operation.__call__`` does without its generic checks). Written out
     once per recorder rather than called, as a call would cost as much as the step on the
-    elementwise hot path; ``namespace``: the globals ``head`` needs.
+    elementwise hot path; ``namespace``: the globals ``head`` needs; ``one_input``: the name
+    ``head`` gives the one input, where there is exactly one.
     """
     lazy = {"_carrier_tuple": "None", "_raw": "out", "_kind": "kind", "_layout": "layout"}
     step = f"""\
@@ -180,7 +182,7 @@ else:
         return result
 node = object.__new__(cls)
 {node_fields("node", FIELDS, RECORDED_FIELDS, kind="kind", saved="saved", flat="True")}\
-{recording_step("True", lazy_result=True)}\
+{recording_step("True", lazy_result=True, one_input=one_input)}\
 return result
 """
     names = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
