@@ -106,6 +106,9 @@ class Carrier(GenericHooks):
     natural_products = False
     #: whether native arrays never change once made, so a flag on one (``mark_unit``) stays true
     immutable_arrays = False
+    #: whether a write changes the buffer's memory in place (not by swapping in a new array), so two
+    #: carriers over one memory would each miss the other's writes (``ops._natural.own_storage``)
+    writes_in_place = True
 
     # ----- construction ---------------------------------------------------
 

@@ -125,6 +125,7 @@ class DaskCarrier(LibraryCarrier):
 
     __slots__ = ("_shaped",)
     native_methods = True
+    writes_in_place = False  # a write swaps in a new graph
     backend = "dask"
     namespace_name = "array_api_compat.dask.array"
     array_name = "a dask.array.Array"

@@ -103,6 +103,7 @@ class JaxCarrier(LibraryCarrier):
     array_name = "a jax.Array"
     watches_content = False  # JAX arrays are immutable: nothing can write behind the carrier
     immutable_arrays = True
+    writes_in_place = False  # a write swaps in a new array (``replace``)
 
     @property
     def _array(self):

@@ -45,6 +45,26 @@ def wrap_natural(values: Any, kind) -> Tensor:
     return wrap(values, row_major(tuple(int(n) for n in values.shape)), kind)
 
 
+def own_storage(result: Tensor, tensors: tuple) -> Tensor:
+    """``result`` in memory of its own: a native function may return a view of its operand (NumPy's
+    ``flip`` and ``reshape``), and a second carrier over an operand's memory would see writes that the
+    operand's version never counts, and the other way round. Where the library cannot tell
+    (``Carrier._copied``), the values are copied."""
+    carrier = result._carriers[0]
+    cls = carrier.__class__
+    if not cls.writes_in_place:
+        return result
+    mine = carrier._array
+    for tensor in tensors:
+        buffers = (tensor._raw,) if tensor._raw is not None else [c._array for c in tensor._carriers]
+        for buffer in buffers:
+            if buffer.__class__ is mine.__class__ and not cls._copied(buffer, mine):
+                copied = carrier._xp.asarray(mine, copy=True)
+                return Tensor._make(cls._adopt(copied, carrier._xp, carrier._device, carrier._kind),
+                                    result._layout, 0)
+    return result
+
+
 def _to_rev(grad: Any, target: Tensor, xp: Any) -> Any:
     """A natural-axes gradient as ``target``'s rev array (the form ``cotangents`` takes)."""
     if grad.ndim > 1:
@@ -73,7 +93,7 @@ class Natural(Primitive):
         out, kept = self.forward_rule(kind.namespace, *arrays, **params)
         self.kind = kind
         self.saved = (params, kept)
-        return wrap_natural(out, kind)
+        return own_storage(wrap_natural(out, kind), tensors)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.kind
