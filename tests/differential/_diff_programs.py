@@ -401,7 +401,7 @@ def _write(c, env, v, flipped=()):
         return None  # a write into a leaf made from data: the contract's refusal, drawn now and then
     target = _pick(c, held) if held and _coin(c, 92) else _pick(c, floats)
     if any(np.shares_memory(env[target], env[f]) for f in flipped if f in env):
-        # flip is a view in NumPy and here, a copy in torch; reshape is a view where the storage
+        # flip is a view in NumPy, a copy here and in torch; reshape is a view where the storage
         # order allows, which differs between libraries: the standard leaves such aliasing open
         return None
     key = None
