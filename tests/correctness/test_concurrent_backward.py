@@ -6,11 +6,8 @@ interpreter interleaves them as often as it can. Data are small integers, so
 every summation order is exact in float32 and the expected totals are exact.
 """
 
-import sys
-import threading
-
 import numpy as np
-import pytest
+from _thread_runs import run_in_threads
 
 import strideweave as sw
 
@@ -19,30 +16,8 @@ ITERATIONS = 6
 RUNS = 3  # 20 in a row with --soak
 
 
-@pytest.fixture
-def fast_switching():
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(before)
-
-
 def _run_threads(work):
-    errors = []
-
-    def guarded(k):
-        try:
-            work(k)
-        except BaseException as exc:  # surfaced in the main thread below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_in_threads(work, range(THREADS))
 
 
 def _one_run(carrier):

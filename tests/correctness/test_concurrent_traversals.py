@@ -9,26 +9,17 @@ may leak into another one. Data are small integers, so every summation
 order is exact in float32 and the comparisons are exact.
 """
 
-import sys
-import threading
 import time
 
 import numpy as np
 import pytest
+from _thread_runs import run_in_threads
 
 import strideweave as sw
 
 #: (threads per kind of call, seconds each thread keeps calling, at least two calls each); longer with --soak
 BUDGET = (1, 1.0)
 SOAK_BUDGET = (3, 30.0)
-
-
-@pytest.fixture
-def fast_switching():
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(before)
 
 
 def _graph(carrier):
@@ -82,32 +73,21 @@ def _stress(carrier, threads_per_kind, seconds):
     for leaf in leaves:
         leaf.grad = None
 
-    errors = []
     backward_calls = []  # one entry per backward thread, appended once it is done
     deadline = time.monotonic() + seconds
 
     def work(name):
         done = 0
-        try:
-            while done < 2 or time.monotonic() < deadline:
-                if name == "backward":
-                    out.backward(cotangent, retain_graph=True)
-                else:
-                    _assert_same(_values(calls[name]()), alone[name], f"concurrent {name} on {carrier}")
-                done += 1
-        except BaseException as exc:  # surfaced in the main thread below
-            errors.append(exc)
+        while done < 2 or time.monotonic() < deadline:
+            if name == "backward":
+                out.backward(cotangent, retain_graph=True)
+            else:
+                _assert_same(_values(calls[name]()), alone[name], f"concurrent {name} on {carrier}")
+            done += 1
         if name == "backward":
             backward_calls.append(done)
 
-    kinds = ["backward", *calls]
-    threads = [threading.Thread(target=work, args=(name,)) for name in kinds for _ in range(threads_per_kind)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_in_threads(work, [name for name in ["backward", *calls] for _ in range(threads_per_kind)])
     total = sum(backward_calls)
     _assert_same(_values([leaf.grad for leaf in leaves]), [None if g is None else g * total for g in backward_alone],
                  f"concurrent backward on {carrier}")
@@ -145,27 +125,17 @@ def test_identity_marks_keep_every_live_mark_under_concurrent_sweeps(fast_switch
 
     marks = IdentityMarks()
     kept = [[] for _ in range(4)]
-    errors = []
 
     def work(k):
-        try:
-            for round_ in range(150):
-                churn = [marks.add(Thing()) for _ in range(20)]  # die at once: the dict fills with dead entries
-                del churn
-                kept[k].append(marks.add(Thing()))
-                if round_ % 50 == 0:
-                    marks._sweep()
-                assert Thing() not in marks
-        except BaseException as exc:  # surfaced in the main thread below
-            errors.append(exc)
+        for round_ in range(150):
+            churn = [marks.add(Thing()) for _ in range(20)]  # die at once: the dict fills with dead entries
+            del churn
+            kept[k].append(marks.add(Thing()))
+            if round_ % 50 == 0:
+                marks._sweep()
+            assert Thing() not in marks
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_in_threads(work, range(4))
     assert all(thing in marks for things in kept for thing in things)
     assert all(marks.claim(thing) for things in kept for thing in things)
     assert not any(thing in marks for things in kept for thing in things)

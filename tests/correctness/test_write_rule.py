@@ -38,6 +38,19 @@ def _close(ours, reference):
     np.testing.assert_allclose(ours.numpy(), reference.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
+def _agrees_with_torch_slice_add(y, x, v):
+    """``y``, a copy of ``x`` with ``v`` added at ``[:, 1:3]``: its value and both gradients of
+    ``sum(y * y)`` are torch's."""
+    xp.sum(y * y).backward()
+    tx, tv = _torch(X0), _torch(V0)
+    ty = tx.clone()
+    ty[:, 1:3] += tv
+    (ty * ty).sum().backward()
+    _close(y, ty)
+    _close(x.grad, tx.grad)
+    _close(v.grad, tv.grad)
+
+
 # ----- a Float32 Tensor into a leaf that is no fresh buffer: refused, nothing written -------------------
 
 def test_subtracting_the_mean_from_an_input_raises_and_writes_nothing(carrier):
@@ -76,14 +89,7 @@ def test_an_augmented_write_through_a_view_of_an_input_raises(carrier):
     assert x.is_leaf and v.grad is None
     y = xp.asarray(x, copy=True)               # the fix: a copy, and both inputs get their gradient
     y[:, 1:3] += v
-    xp.sum(y * y).backward()
-    tx, tv = _torch(X0), _torch(V0)
-    ty = tx.clone()
-    ty[:, 1:3] += tv
-    (ty * ty).sum().backward()
-    _close(y, ty)
-    _close(x.grad, tx.grad)
-    _close(v.grad, tv.grad)
+    _agrees_with_torch_slice_add(y, x, v)
 
 
 def test_array_api_extra_at_add(carrier):
@@ -93,14 +99,7 @@ def test_array_api_extra_at_add(carrier):
         xpx.at(x)[:, 1:3].add(v)               # copy=None: xpx writes into the writeable input
     np.testing.assert_array_equal(x.numpy(), X0)
     y = xpx.at(x)[:, 1:3].add(v, copy=True)
-    xp.sum(y * y).backward()
-    tx, tv = _torch(X0), _torch(V0)
-    ty = tx.clone()
-    ty[:, 1:3] += tv
-    (ty * ty).sum().backward()
-    _close(y, ty)
-    _close(x.grad, tx.grad)
-    _close(v.grad, tv.grad)
+    _agrees_with_torch_slice_add(y, x, v)
 
 
 def test_xarray_in_place_subtraction_of_the_mean_raises(carrier):

@@ -18,6 +18,24 @@ def _values(t):
     return np.asarray(t.numpy(), dtype=np.float64)
 
 
+def _agrees_with_torch(program, inputs, carrier, *, loss_rtol=None, atol=1e-6):
+    """``program(m, *arrays)`` on ``carrier`` and through torch float64: the same gradients (and the same
+    loss, with ``loss_rtol``)."""
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as torch_xp
+
+    tensors = [xp.asarray(a, device=carrier) for a in inputs]
+    loss = program(xp, *tensors)
+    loss.backward()
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
+    expected = program(torch_xp, *references)
+    expected.backward()
+    if loss_rtol is not None:
+        np.testing.assert_allclose(float(loss), expected.item(), rtol=loss_rtol)
+    for t, r in zip(tensors, references):
+        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=atol)
+
+
 @pytest.mark.parametrize("write", [
     lambda z: z.__setitem__(0, 100.0),
     lambda z: z.fill_(3.0),
@@ -293,19 +311,8 @@ def _write_into_selections(m, x, b):
 
 
 def test_writes_into_clip_where_concat_and_stack_results_differentiate_like_torch(carrier):
-    torch = pytest.importorskip("torch")
-    import array_api_compat.torch as torch_xp
-
     inputs = [np.array([[-1.2, 0.3, 0.9], [0.4, -0.7, 1.6]], np.float32), np.array([0.2, -0.1, 0.5], np.float32)]
-    tensors = [xp.asarray(a, device=carrier) for a in inputs]
-    loss = _write_into_selections(xp, *tensors)
-    loss.backward()
-    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
-    expected = _write_into_selections(torch_xp, *references)
-    expected.backward()
-    np.testing.assert_allclose(float(loss), expected.item(), rtol=1e-5)
-    for t, r in zip(tensors, references):
-        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-5)
+    _agrees_with_torch(_write_into_selections, inputs, carrier, loss_rtol=1e-5, atol=1e-5)
 
 
 def test_clip_without_bounds_is_a_copy(carrier):
@@ -322,16 +329,8 @@ def _write_into_logaddexp(m, a, b):
 
 
 def test_a_write_into_a_logaddexp_result_differentiates_like_torch(carrier):
-    torch = pytest.importorskip("torch")
-    import array_api_compat.torch as torch_xp
-
     inputs = [np.array([0.3, -1.2, 2.0], np.float32), np.array([1.1, 0.4, -0.5], np.float32)]
-    tensors = [xp.asarray(a, device=carrier) for a in inputs]
-    _write_into_logaddexp(xp, *tensors).backward()
-    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
-    _write_into_logaddexp(torch_xp, *references).backward()
-    for t, r in zip(tensors, references):
-        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+    _agrees_with_torch(_write_into_logaddexp, inputs, carrier)
 
 
 def _write_into_var(m, x, s):
@@ -343,16 +342,8 @@ def _write_into_var(m, x, s):
 
 
 def test_a_write_into_a_var_result_differentiates_like_torch_and_std_refuses(carrier):
-    torch = pytest.importorskip("torch")
-    import array_api_compat.torch as torch_xp
-
     inputs = [np.array([[1.4, -0.3], [1.9, 0.8], [-1.1, 2.2]], np.float32), np.array(0.84, np.float32)]
-    tensors = [xp.asarray(a, device=carrier) for a in inputs]
-    _write_into_var(xp, *tensors).backward()
-    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
-    _write_into_var(torch_xp, *references).backward()
-    for t, r in zip(tensors, references):
-        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+    _agrees_with_torch(_write_into_var, inputs, carrier)
     x = xp.asarray(inputs[0], device=carrier)
     s = xp.std(x, axis=0)                # d std reads std itself (torch refuses this write too)
     s *= 2.0
@@ -372,19 +363,8 @@ def _write_through_views_of_a_0d_result(m, x, w):
 
 
 def test_writes_through_views_of_a_0d_result_differentiate_like_torch(carrier):
-    torch = pytest.importorskip("torch")
-    import array_api_compat.torch as torch_xp
-
     inputs = [np.array(0.5, np.float32), np.array([2.0], np.float32)]
-    tensors = [xp.asarray(a, device=carrier) for a in inputs]
-    loss = _write_through_views_of_a_0d_result(xp, *tensors)
-    loss.backward()
-    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
-    expected = _write_through_views_of_a_0d_result(torch_xp, *references)
-    expected.backward()
-    np.testing.assert_allclose(float(loss), expected.item(), rtol=1e-6)
-    for t, r in zip(tensors, references):
-        np.testing.assert_allclose(_values(t.grad), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+    _agrees_with_torch(_write_through_views_of_a_0d_result, inputs, carrier, loss_rtol=1e-6)
 
 
 def _write_seen_through_expand_dims(m, x0, x1):
