@@ -4,6 +4,8 @@ No timing is asserted: the contenders here are stand-ins that record calls.
 """
 from __future__ import annotations
 
+import types
+
 import pytest
 
 run = pytest.importorskip("benchmarks.run")
@@ -19,11 +21,22 @@ def _recorder(log, name):
     return build
 
 
-def test_time_pair_alternates_which_contender_goes_first():
+def test_time_pair_alternates_which_contender_goes_first(monkeypatch):
     log = []
-    ta, tb = run.time_pair(_recorder(log, "a")(), _recorder(log, "b")(), 4)
+    clock = [0.0]
+    # a clock that only the steps advance, A by 1 and B by 10: each time must be its own step's
+    monkeypatch.setattr(run, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+
+    def step(name, seconds):
+        def run_step():
+            log.append(name)
+            clock[0] += seconds
+        return run_step
+
+    ta, tb = run.time_pair(step("a", 1.0), step("b", 10.0), 4)
     assert log == ["a", "b", "b", "a", "a", "b", "b", "a"]
-    assert len(ta) == len(tb) == 4 and all(t >= 0 for t in ta + tb)
+    assert ta == [1.0] * 4
+    assert tb == [10.0] * 4
 
 
 def test_pair_summary_is_the_ratio_of_medians():
