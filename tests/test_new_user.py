@@ -271,7 +271,7 @@ def test_a_plain_shape_mismatch_has_no_nested_mode_note(carrier):
 def test_backward_on_a_float64_tensor_says_to_cast(carrier):
     x = sw.tensor(np.array([1.0, 2.0]), carrier=carrier)  # NumPy's default float64, kept
     if carrier == "jax" and x.dtype == sw.DType.Float32:
-        return  # JAX without x64 stores 64-bit requests in 32 bits (API.md section 8): nothing to cast
+        return  # JAX without x64 stores 64-bit requests in 32 bits (docs/api.md section 8): nothing to cast
     assert x.dtype == sw.DType.Float64
     with pytest.raises(RuntimeError, match=r"Float64.*only Float32 is differentiable.*dtype=sw\.DType\.Float32.*"
                                            r"xp\.asarray\(a, dtype=xp\.float32\)"):

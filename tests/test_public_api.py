@@ -1,4 +1,4 @@
-"""The public surface is pinned: every name API.md and the spec promise, and nothing by accident."""
+"""The public surface is pinned: every name docs/api.md and the spec promise, and nothing by accident."""
 
 import inspect
 

@@ -299,7 +299,7 @@ def test_singular_point_matches_torch(entry: Row, carrier: str):
 
 
 def test_the_table_covers_every_issue_point():
-    # The points the contract names (API.md section 8) each have a row.
+    # The points the contract names (docs/api.md section 8) each have a row.
     names = " ".join(entry.name for entry in ROWS)
     for point in ("std", "var", "vector_norm", "matrix_norm", "sqrt", "pow", "hypot", "atan2", "abs", "max", "min",
                   "maximum", "minimum", "sort", "argsort", "clip", "logaddexp", "logsumexp", "log_softmax",

@@ -1,4 +1,4 @@
-"""The write rule (API.md section 4) and copies that differentiate, against torch.autograd in float64.
+"""The write rule (docs/api.md section 4) and copies that differentiate, against torch.autograd in float64.
 
 A constant updates a leaf; a Float32 Tensor written into a fresh buffer
 (``zeros``, ``empty``, ... not yet read by a recorded operation) is

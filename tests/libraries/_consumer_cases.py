@@ -11,7 +11,7 @@ lack).
 
 array-api-extra's in-place helper ``at(x)[...].set`` writes into a copy of a
 computed array here, so it differentiates; on a plain leaf made from data
-the same write raises (API.md section 4).
+the same write raises (docs/api.md section 4).
 """
 
 from __future__ import annotations

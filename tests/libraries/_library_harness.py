@@ -10,7 +10,7 @@ the code, the reference is float64 central differences of the library's own
 NumPy path.
 
 The library receives ``x * 1.0``, a computed array, as it does inside a
-model's forward pass: a leaf exports freely by the contract (API.md section
+model's forward pass: a leaf exports freely by the contract (docs/api.md section
 4), a Tensor with history does not, so only a computed input shows whether
 an implicit export is refused.
 
@@ -91,7 +91,7 @@ class Loud:
 
 
 # SciPy computes on NumPy for namespaces it does not know (np.asarray in, xp.asarray out): a
-# Tensor with a history refuses that implicit export and says to detach (API.md section 4).
+# Tensor with a history refuses that implicit export and says to detach (docs/api.md section 4).
 SCIPY_ON_NUMPY = Loud(TypeError, r"detach\(\)", "SciPy computes on NumPy: implicit export of a Tensor with history")
 
 # Accepted wherever torch fails the same way on the same code, whatever the case declares.
@@ -106,7 +106,7 @@ TORCH_FAILS_TOO = (
 def float64_cut(where: str, what: str) -> Loud:
     """The library computes in Float64 or complex (``what``): only Float32 is differentiable (spec).
 
-    The error must name a file matching the regular expression ``where`` and a line (API.md
+    The error must name a file matching the regular expression ``where`` and a line (docs/api.md
     section 8, "No silent cut").
     """
     return Loud(RuntimeError, where + r"\S*:\d+", f"{what}: only Float32 is differentiable (spec)")

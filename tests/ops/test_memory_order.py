@@ -1,4 +1,4 @@
-"""Elementwise results keep the memory order of their dense operands (API.md section 5).
+"""Elementwise results keep the memory order of their dense operands (docs/api.md section 5).
 
 C-ordered arrays wrapped with ``sw.tensor`` give row-major results, with
 broadcasting too; operands that disagree give canonical results; backward

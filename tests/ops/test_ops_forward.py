@@ -22,7 +22,7 @@ def close(t, expected, rtol=1e-5, atol=1e-6):
 
 
 def assert_fresh_dense(t, *operands):
-    """Fresh compact storage in the memory order of the dense operands (API.md section 5).
+    """Fresh compact storage in the memory order of the dense operands (docs/api.md section 5).
 
     A dense operand of the result's shape (offset 0, storage exactly its
     size, a compact layout) gives the result its layout when all such

@@ -54,7 +54,7 @@ def test_every_public_mutation_changes_the_version_seen_by_every_sharer(carrier,
     if mutation == "setitem":
         target[0] = 5.0
     elif mutation == "slice_setitem":
-        with sw.no_grad():  # a Float32 Tensor into a leaf: an update only under no_grad (API.md section 4)
+        with sw.no_grad():  # a Float32 Tensor into a leaf: an update only under no_grad (docs/api.md section 4)
             target[0:1] = vec([9.0], carrier)
     elif mutation == "fill_":
         target.fill_(0.0)

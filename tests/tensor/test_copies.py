@@ -1,4 +1,4 @@
-"""copy.copy, copy.deepcopy and pickle: copies in fresh storage on the same carrier (API.md section 4, "Copies").
+"""copy.copy, copy.deepcopy and pickle: copies in fresh storage on the same carrier (docs/api.md section 4, "Copies").
 
 ``copy.copy`` and ``copy.deepcopy`` are ``xp.asarray(t, copy=True)``: a recorded copy of a Float32
 Tensor under grad mode, a fresh leaf otherwise; ``pickle`` stores values and loads a leaf.

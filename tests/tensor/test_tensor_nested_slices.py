@@ -41,7 +41,7 @@ def test_nested_slice_assignment_writes_through_once(name, carrier):
     expected = t.numpy().copy()
     expected[1:5, 2] = [-1, -2, -3, -4]
     before = t.carrier.version
-    with sw.no_grad():  # an update of the leaf t (a Float32 Tensor into a leaf, API.md section 4)
+    with sw.no_grad():  # an update of the leaf t (a Float32 Tensor into a leaf, docs/api.md section 4)
         t[1:5, 2] = sw.tensor([-1.0, -2.0, -3.0, -4.0], carrier=carrier)
     np.testing.assert_array_equal(t.numpy(), expected)
     assert t.carrier.version == before + 1

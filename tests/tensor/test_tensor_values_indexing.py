@@ -129,7 +129,7 @@ def test_setitem_writes_through_and_bumps_version_once(carrier):
     assert t.carrier.version == version + 1
     assert t[1, 2].item() == -1.0 and source[0, 2].item() == -1.0
     version = t.carrier.version
-    with sw.no_grad():  # a Float32 Tensor into a leaf: an update only under no_grad (API.md section 4)
+    with sw.no_grad():  # a Float32 Tensor into a leaf: an update only under no_grad (docs/api.md section 4)
         t[0:2, 1] = sw.tensor([10.0, 20.0], carrier=carrier)
     assert t.carrier.version == version + 1
     assert t[:, 1].numpy().tolist()[:2] == [10.0, 20.0]
@@ -164,7 +164,7 @@ def test_fill_copy_add_inplace(carrier):
     assert t.fill_(2.0) is t
     assert t.carrier.version == version + 1 and t.numpy().tolist() == [[2.0] * 4] * 3
     src = sw.tensor(np.arange(12.0).reshape(3, 4).tolist(), carrier=carrier)
-    with sw.no_grad():  # Float32 Tensors into a leaf: updates only under no_grad (API.md section 4)
+    with sw.no_grad():  # Float32 Tensors into a leaf: updates only under no_grad (docs/api.md section 4)
         t.copy_(src)
         assert t.carrier.version == version + 2 and t.numpy().tolist() == src.numpy().tolist()
         t.add_(sw.ones((4,), carrier=carrier))  # broadcast source

@@ -17,7 +17,7 @@ earlier that saved the storage, and a node whose backward reads its own
 overwritten result (``exp``), still fail at backward with the spec's
 in-place message.
 
-On a leaf (and a view of one) the write rule decides (API.md section 4):
+On a leaf (and a view of one) the write rule decides (docs/api.md section 4):
 a constant updates it; a Float32 Tensor written into a fresh buffer (made by
 ``zeros``, ``empty``, ... and read by no recorded operation yet,
 ``Carrier._unread``) is recorded, with the buffer's old values as
@@ -67,7 +67,7 @@ def _float32_tensor(value: Any) -> bool:
 
 
 def recorded(base: Tensor, value: Any) -> bool | None:
-    """The write rule (API.md section 4) for writing ``value`` into storage whose owner is ``base``:
+    """The write rule (docs/api.md section 4) for writing ``value`` into storage whose owner is ``base``:
     True (recorded), False (an update), or None (refused: a Float32 Tensor into a leaf that is no
     fresh buffer; the caller checks shapes first, then raises ``refusal``)."""
     if not _state.enabled:
@@ -213,7 +213,7 @@ def inplace_operator(name: str, symbol: str):
         return self
     method.__name__ = f"__i{name}__"
     method.__doc__ = (f"In-place ``{name}``: writes ``{name}(self, other)`` into this Tensor's storage; "
-                      "recorded or an update by the write rule (API.md section 4).")
+                      "recorded or an update by the write rule (docs/api.md section 4).")
     return method
 
 
@@ -240,7 +240,7 @@ def recorded_setitem(x: Tensor, parts: tuple, selected: tuple, value: Any, write
 
 def _write_method(target: Tensor, value: Any, add: bool) -> Tensor:
     """``target.copy_(value)`` (``fill_`` is one with a scalar), or ``target.add_(value)`` recorded as
-    ``copy_(target + value)``: recorded or an update by the write rule (API.md section 4)."""
+    ``copy_(target + value)``: recorded or an update by the write rule (docs/api.md section 4)."""
     base = base_of(target)
     value = written_back(value, base)
     mode = recorded(base, value)
@@ -262,17 +262,17 @@ def _write_method(target: Tensor, value: Any, add: bool) -> Tensor:
 
 
 def fill_(self, value):
-    """Write ``value`` to every element; recorded or an update by the write rule (API.md section 4)."""
+    """Write ``value`` to every element; recorded or an update by the write rule (docs/api.md section 4)."""
     return _write_method(self, value, False)
 
 
 def copy_(self, source):
     """Write ``source`` (broadcast to this shape) into this Tensor; recorded or an update by the
-    write rule (API.md section 4)."""
+    write rule (docs/api.md section 4)."""
     return _write_method(self, source, False)
 
 
 def add_(self, other):
     """Add ``other`` (broadcast to this shape) into this Tensor; recorded as ``copy_(self + other)``
-    or an update by the write rule (API.md section 4)."""
+    or an update by the write rule (docs/api.md section 4)."""
     return _write_method(self, other, True)

@@ -154,7 +154,7 @@ class Carrier(GenericHooks):
         self._last_gather = None
         self._watch = None
         # True on a fresh buffer (``zeros``, ``empty``, ...) until a recorded operation reads it: a
-        # Float32 Tensor written into it is recorded (the write rule, API.md section 4).
+        # Float32 Tensor written into it is recorded (the write rule, docs/api.md section 4).
         self._unread = False
         return self
 

@@ -1,4 +1,4 @@
-"""The memory order of elementwise results and their cotangents (API.md section 5).
+"""The memory order of elementwise results and their cotangents (docs/api.md section 5).
 
 Elementwise results keep the storage order of their dense operands (NumPy's
 ``order='K'``), so a program on C-ordered arrays never pays a transpose;

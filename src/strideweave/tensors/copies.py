@@ -1,4 +1,4 @@
-"""Copies of Tensors for ``copy``, ``copy.deepcopy`` and ``pickle`` (API.md section 4, "Copies").
+"""Copies of Tensors for ``copy``, ``copy.deepcopy`` and ``pickle`` (docs/api.md section 4, "Copies").
 
 ``copy.copy(t)`` and ``copy.deepcopy(t)`` mean ``xp.asarray(t, copy=True)``:
 with grad mode on and ``t`` differentiable, a recorded copy whose gradient

@@ -299,7 +299,7 @@ def fresh_buffer(t: Tensor) -> Tensor:
     """Mark the newly made leaf ``t`` as a fresh buffer; returns it.
 
     Until a recorded operation reads it (``operation.versions_of``), a Float32
-    Tensor written into it is recorded and makes it a result (API.md section 4,
+    Tensor written into it is recorded and makes it a result (docs/api.md section 4,
     the write rule: ``out = xp.zeros(n); out[1:] = x * 2``).
     """
     for carrier in t._carriers:
