@@ -3,7 +3,7 @@
 The hottest paths (a Tensor, a node and its recording per elementwise
 operation) cannot afford a call per object, so their bodies are written out
 from the field lists (``tensors.tensor.TENSOR_FIELDS``, ``operation.NODE_FIELDS``)
-and the recording step (``operation.RECORD``) rather than copied by hand: a
+and the recording step (``operation.recording_step``) rather than copied by hand: a
 new field is one line in its list.
 """
 
