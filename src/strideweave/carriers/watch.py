@@ -50,6 +50,11 @@ class ContentWatch:
         cls.epoch = next(cls._epochs)
 
     def capture(self, carrier):
+        # Every saving call digests, even at an unchanged version: a write through a native alias
+        # between two saving calls must make only the earlier graph stale (the user guide's "Writes
+        # that bypass StrideWeave"), and only a digest taken at the later call tells the two apart. A
+        # digest kept per version would let the later graph record the version the write went past,
+        # so its backward would fail too.
         with self.lock:
             digest = carrier._digest()
             if self.version == carrier._version:
