@@ -184,28 +184,28 @@ def test_a_data_dependent_shape_raises_jax_concretization_error_naming_the_funct
     assert first.numpy().tolist() == ([1, 2] if name == "nonzero" else [0.0, 1.0])
 
 
-def _library_smooth(x, xp):
+def _library_center(x, xp):
     """Library code as it is written for NumPy: in-place writes into a copy of its input."""
     y = xp.asarray(x, copy=True)
-    y[1:] += 0.5 * x[:-1]
-    y[0] = 0.0
-    y *= y
-    return xp.sum(y)
+    y -= xp.mean(x, axis=0)
+    y[:, 0] *= 2.0
+    y[-1] = x[0]
+    return xp.sum(y * y)
 
 
-def _jnp_smooth(x):
-    y = x.at[1:].add(0.5 * x[:-1])
-    y = y.at[0].set(0.0)
+def _jnp_center(x):
+    y = x - jnp.mean(x, axis=0)
+    y = y.at[:, 0].multiply(2.0).at[-1].set(x[0])
     return jnp.sum(y * y)
 
 
 def test_library_code_with_in_place_writes_differentiates_under_jit():
     x = jnp.asarray(np.random.default_rng(6).standard_normal((5, 3)).astype(np.float32))
     with pytest.raises(TypeError):
-        _library_smooth(x, jnp)                        # jax.numpy cannot run it: its arrays are immutable
-    want_value, want_grad = jax.value_and_grad(_jnp_smooth)(x)
+        _library_center(x, jnp)                        # jax.numpy cannot run it: its arrays are immutable
+    want_value, want_grad = jax.value_and_grad(_jnp_center)(x)
 
-    bridged = sw.interop.jax_function(lambda t: _library_smooth(t, xp))
+    bridged = sw.interop.jax_function(lambda t: _library_center(t, xp))
     value, g = jax.jit(jax.value_and_grad(bridged))(x)
     assert float(value) == pytest.approx(float(want_value), rel=1e-5)
     np.testing.assert_allclose(g, want_grad, rtol=RTOL, atol=ATOL)
@@ -213,10 +213,10 @@ def test_library_code_with_in_place_writes_differentiates_under_jit():
 
     def direct(x):
         X = sw.tensor(x)
-        loss = _library_smooth(X, xp)
+        loss = _library_center(X, xp)
         loss.backward()
         return X.grad.to_array()
 
     np.testing.assert_allclose(jax.jit(direct)(x), want_grad, rtol=RTOL, atol=ATOL)
     # The same function still runs on NumPy, where the writes are real.
-    np.testing.assert_allclose(_library_smooth(np.asarray(x, np.float64), np), float(want_value), rtol=1e-5)
+    np.testing.assert_allclose(_library_center(np.asarray(x, np.float64), np), float(want_value), rtol=1e-5)
