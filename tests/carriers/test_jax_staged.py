@@ -77,6 +77,18 @@ def test_a_traced_array_becomes_a_tensor_on_the_jax_carrier(transform):
     np.testing.assert_allclose(run(f)(x), run(ref)(x), rtol=RTOL, atol=ATOL)
 
 
+def test_a_traced_tensor_says_so_in_its_repr():
+    seen = []
+
+    def f(x):
+        seen.append(repr(sw.tensor(x) * 2.0))
+        return x
+
+    jax.jit(f)(jnp.ones(3))
+    assert seen[0].startswith("Tensor(<traced by JAX>, dtype=DType.Float32") and "carrier=JaxCarrier" in seen[0]
+    assert repr(sw.tensor(jnp.ones(2))).startswith("Tensor([1., 1.]")
+
+
 def test_backward_under_jit_matches_jax_grad():
     x, w = _inputs()
     _close(jax.jit(_backward_through_strideweave)(x, w), _want(x, w))
@@ -220,3 +232,34 @@ def test_library_code_with_in_place_writes_differentiates_under_jit():
     np.testing.assert_allclose(jax.jit(direct)(x), want_grad, rtol=RTOL, atol=ATOL)
     # The same function still runs on NumPy, where the writes are real.
     np.testing.assert_allclose(_library_center(np.asarray(x, np.float64), np), float(want_value), rtol=1e-5)
+
+
+def test_writes_through_index_arrays_and_masks_are_staged():
+    x = jnp.asarray(np.random.default_rng(7).standard_normal((4, 3)).astype(np.float32))
+    rows, mask = np.array([0, 2]), np.array([True, False, False, True])
+
+    def written(x):
+        X = sw.tensor(x)
+        y = xp.asarray(X, copy=True)
+        y[rows] = X[1] * 3.0
+        y[mask, 1] = 7.0
+        loss = (y * y).sum()
+        loss.backward()
+        return y.to_array(), X.grad.to_array()
+
+    def reference(x):
+        return x.at[rows].set(x[1] * 3.0).at[mask, 1].set(7.0)
+
+    want = reference(x), jax.grad(lambda x: jnp.sum(reference(x) ** 2))(x)
+    _close(jax.jit(written)(x), want)
+    _close(written(x), want)
+
+
+def test_a_traced_index_tensor_raises_jax_concretization_error_naming_indexing():
+    def pick(x, i):
+        return sw.tensor(x)[sw.tensor(i)].to_array()
+
+    x, i = jnp.ones((4, 3)), jnp.asarray([1, 0], jnp.int32)
+    with pytest.raises(jax.errors.ConcretizationTypeError, match=r"strideweave\.Tensor\.__getitem__.*xp\.take"):
+        jax.jit(pick)(x, i)
+    np.testing.assert_allclose(pick(x, i), np.ones((2, 3)))

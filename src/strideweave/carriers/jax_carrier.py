@@ -30,7 +30,7 @@ from . import _indexing
 from .base import Carrier, LibraryCarrier
 from .generic import _SCALARS, read_through
 
-__all__ = ["JaxCarrier", "is_tracer", "refuse_traced"]
+__all__ = ["JaxCarrier", "holds_tracers", "is_tracer", "refuse_traced"]
 
 #: The 32-bit type JAX stores for a 64-bit request outside x64 mode.
 _NARROW = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
@@ -73,16 +73,25 @@ def is_tracer(x) -> bool:
     return jax_module is not None and isinstance(x, jax_module.core.Tracer)
 
 
-def refuse_traced(name: str, array) -> None:
+def holds_tracers(carriers) -> bool:
+    """Whether any of ``carriers`` (a Tensor's) holds a traced JAX array."""
+    return any(is_tracer(c.dense_values()) for c in carriers)
+
+
+_DATA_DEPENDENT = "its result's shape depends on the values of its input"
+
+
+def refuse_traced(name: str, array, why: str = _DATA_DEPENDENT) -> None:
     """For a traced ``array``: JAX's own ``ConcretizationTypeError``, naming ``strideweave.<name>``.
 
-    ``name``'s result has a shape that depends on the values of ``array``,
-    and a traced program needs every shape while it is traced.
+    ``why`` says what needs the values (by default: ``name``'s result has a
+    shape that depends on them, and a traced program needs every shape while
+    it is traced).
     """
     if is_tracer(array):
         raise sys.modules["jax"].errors.ConcretizationTypeError(
-            array, f"strideweave.{name}: its result's shape depends on the values of its input, which are unknown "
-                   "while JAX traces (jax.jit, jax.vmap, lax.scan); call it outside the traced function")
+            array, f"strideweave.{name}: {why}; the values are unknown while JAX traces (jax.jit, jax.vmap, "
+                   "lax.scan): call it outside the traced function")
 
 
 jax: Any = None  # the jax module, set on first use (``JaxCarrier.library_globals``)

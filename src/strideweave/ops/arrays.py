@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import default_int, transfer
-from ..carriers.jax_carrier import is_tracer, refuse_traced
+from ..carriers.jax_carrier import holds_tracers, is_tracer, refuse_traced
 from ..layout import Layout
 from ..layout.order import row_major
 from ..operation import outside_operation
@@ -296,11 +296,6 @@ def _follow(data: Tensor, x: Tensor) -> Tensor:
     return wrap_natural(transfer(natural(data, here), there), there)
 
 
-def _traced(t: Tensor) -> bool:
-    """Whether ``t``'s values are being staged by JAX (unknown until the program runs)."""
-    return any(is_tracer(c.dense_values()) for c in t._carriers)
-
-
 def take(x, indices, /, *, axis=None, options=None) -> Tensor:
     """Elements of ``x`` at ``indices`` (1-D) along ``axis``; repeated indices accumulate their gradients."""
     x = _tensor(x, "take")
@@ -314,7 +309,8 @@ def take(x, indices, /, *, axis=None, options=None) -> Tensor:
     if len(indices._layout.mode_sizes) != 1:
         raise ValueError(f"take: indices must be 1-D, got shape {tuple(indices._layout.mode_sizes)}")
     extent = x._layout.mode_sizes[axis]
-    values = None if _traced(indices) else indices.numpy()  # traced indices are unknown: JAX's gather clamps
+    # Traced indices cannot be read: an out-of-range one gives what jnp.take gives (NaN).
+    values = None if holds_tracers(indices._carriers) else indices.numpy()
     if values is not None and values.size and (values.max() >= extent or values.min() < -extent):
         raise IndexError(f"take: indices {values.tolist()} out of range for axis {axis} of extent {extent}")
     return _run(_Take, (x, indices), options, axis=axis)
@@ -346,7 +342,7 @@ def take_along_axis(x, indices, /, *, axis=-1, options=None) -> Tensor:
         raise ValueError(f"take_along_axis: indices of shape {tuple(indices._layout.mode_sizes)} need as many axes "
                          f"as x of shape {tuple(x._layout.mode_sizes)}")
     extent = x._layout.mode_sizes[axis]
-    values = None if _traced(indices) else indices.numpy()
+    values = None if holds_tracers(indices._carriers) else indices.numpy()
     if values is not None and values.size and (values.max() >= extent or values.min() < -extent):
         raise IndexError(f"take_along_axis: indices out of range for axis {axis} of extent {extent} "
                          f"(min {values.min()}, max {values.max()})")
