@@ -71,6 +71,7 @@ class _Bridge:
     The forward pass builds StrideWeave's graph, and its backward is traced
     right away into a jaxpr (``_Pullback``), the residual JAX keeps until its
     backward pass: one XLA program under ``jax.jit``, batched by ``jax.vmap``.
+    Eagerly (concrete arrays) the backward runs ``fn`` again instead.
     Where ``fn`` reads values (JAX refuses that on traced arrays), the call
     runs on the host through ``jax.pure_callback`` instead, and backward runs
     ``fn`` again there before the StrideWeave engine.
@@ -186,6 +187,9 @@ class _Bridge:
                                  "the differentiated arguments)")
         # Only a higher-order derivative differentiates fwd itself: refuse it by name.
         arrays = _first_order(self.name)(*arrays)
+        if not any(_is_tracer(a) for a in arrays):
+            # Eagerly, backward runs fn again on the arrays: cheaper than tracing a jaxpr at every call.
+            return self.primal(*arrays), arrays
         try:
             results, pullback = self.traced_pullback(arrays)
         except Exception as exc:
