@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import resolve, transfer
+from ..carriers.jax_carrier import is_tracer
 from ..dtypes import DType
 from ..errors import MissingBackendError
 from ..operation import no_grad
@@ -25,10 +26,6 @@ def _jax():
     except ImportError as exc:  # pragma: no cover - exercised only without jax
         raise MissingBackendError("strideweave.interop JAX bridges need jax: pip install strideweave[jax]") from exc
     return jax
-
-
-def _is_tracer(x) -> bool:
-    return isinstance(x, _jax().core.Tracer)
 
 
 def _reads_values(exc: BaseException) -> bool:
@@ -157,7 +154,7 @@ class _Bridge:
     def on_host(self, arrays) -> list:
         """The forward pass through ``jax.pure_callback`` (``fn`` reads values, so it cannot be staged)."""
         jax = _jax()
-        if any(_is_tracer(a) for a in arrays):
+        if any(is_tracer(a) for a in arrays):
             specs = self.declare(arrays)
             operands, plan = _pack(arrays)
             results = jax.pure_callback(functools.partial(self.host_forward, plan), specs, *operands,
@@ -187,7 +184,7 @@ class _Bridge:
                                  "the differentiated arguments)")
         # Only a higher-order derivative differentiates fwd itself: refuse it by name.
         arrays = _first_order(self.name)(*arrays)
-        if not any(_is_tracer(a) for a in arrays):
+        if not any(is_tracer(a) for a in arrays):
             # Eagerly, backward runs fn again on the arrays: cheaper than tracing a jaxpr at every call.
             return self.primal(*arrays), arrays
         try:
@@ -265,7 +262,7 @@ class _Bridge:
             return tuple(result)
         # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
         values = _first_order(self.name)(*arrays, *[cts[k] for k in live])
-        if any(_is_tracer(v) for v in values):
+        if any(is_tracer(v) for v in values):
             specs = tuple(jax.ShapeDtypeStruct(arrays[i].shape, np.float32) for i in wanted)
             operands, plan = _pack(values)
             grads = jax.pure_callback(functools.partial(self._host_vjp_numpy, wanted, live, plan), specs,
