@@ -3,11 +3,12 @@
 For every selected case, on its canonical inputs, the StrideWeave function
 is called from torch (``sw.interop.torch_function``, differentiated by
 ``torch.autograd.grad``) and from JAX under ``jax.jit``
-(``sw.interop.jax_function``, through ``jax.vjp``; the host callbacks run
-on NumPy), and the gradients must equal the case's native StrideWeave
-gradients (``sw.grad``) on the carrier the bridge runs on (torch; numpy for
-JAX under jit) within the case's agreement tolerances. The eager JAX path
-is the same code on JAX carriers; ``tests/interop`` covers it.
+(``sw.interop.jax_function``, through ``jax.vjp``; staged: StrideWeave is
+traced into the jitted program on JAX carriers), and the gradients must
+equal the case's native StrideWeave gradients (``sw.grad``) on torch for
+the torch bridge and on NumPy for the JAX one, within the case's agreement
+tolerances. The eager JAX path is the same code on concrete JAX arrays;
+``tests/interop`` covers it.
 """
 
 from __future__ import annotations
@@ -124,8 +125,8 @@ def markdown(checks: Sequence[Check]) -> list[str]:
              ("Each case's StrideWeave function called from torch (`sw.interop.torch_function`, "
               "`torch.autograd.grad`) and from JAX (`sw.interop.jax_function` under `jax.jit`, `jax.vjp`) on its "
               "canonical inputs; the gradients are compared with the same function's native StrideWeave "
-              "gradients (`sw.grad`) on the carrier the bridge runs on (torch; numpy for the JAX host "
-              "callbacks). Cell: worst relative error, as above. "
+              "gradients (`sw.grad`) on torch for the torch bridge and on numpy for the JAX one (staged "
+              "under `jax.jit`). Cell: worst relative error, as above. "
               f"{len(mine)} checks, {failing} failing."), "",
              "| case | " + " | ".join(f"{c} / {n}" for c, n in columns) + " |",
              "|---|" + "---|" * len(columns)]

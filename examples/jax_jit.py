@@ -2,8 +2,8 @@
 
 ``sw.interop.jax_function`` gives a StrideWeave function a ``jax.custom_vjp``:
 ``jax.grad`` and ``jax.value_and_grad`` differentiate it, and under
-``jax.jit`` (and ``jax.vmap``) it runs on the host through
-``jax.pure_callback``. Plain SGD, no optax.
+``jax.jit`` (and ``jax.vmap``) it is traced, with its StrideWeave backward,
+into the compiled program. Plain SGD, no optax.
 """
 
 import jax
@@ -44,7 +44,7 @@ for _ in range(60):
 print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {len(losses)} jit-compiled steps")
 assert losses[-1] < 0.5 * losses[0]
 
-# Per-example gradients: jax.vmap loops the host callback over the batch.
+# Per-example gradients: jax.vmap batches the traced StrideWeave operations.
 h = jnp.tanh(x[:4] @ params["inp"])[:, None, :]               # 4 examples, each (1, 16)
 per_example = jax.jit(jax.vmap(jax.grad(lambda h, w: jnp.sum(residual_block(h, w)), argnums=1), (0, None)))
 print("per-example gradients of w:", per_example(h, params["w"]).shape)

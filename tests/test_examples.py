@@ -8,7 +8,8 @@ import pytest
 
 EXAMPLES = sorted((pathlib.Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
 NEEDS = {"mixed_carriers.py": ("torch", "jax"), "torch_module.py": ("torch",), "jax_jit.py": ("jax", "torch"),
-         "array_api_libraries.py": ("scipy", "array_api_extra"), "xarray_regression.py": ("xarray",)}
+         "jax_inplace.py": ("jax",), "array_api_libraries.py": ("scipy", "array_api_extra"),
+         "xarray_regression.py": ("xarray",)}
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)

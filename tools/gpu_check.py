@@ -10,7 +10,11 @@ machine has none; nothing here runs in CI). It
    carrier on the GPU (``--devices torch=cuda,jax=gpu``);
 3. runs a cross-carrier agreement check on CuPy through ``ArrayAPICarrier``
    (when CuPy imports);
-4. times W3 and W4 (``python -m benchmarks --device cuda --only W3,W4``) and
+4. runs StrideWeave staged by ``jax.jit`` on the GPU: the ``jax_function``
+   layer and the 3-layer MLP step (benchmarks/bridges.py) must compile to
+   one program without host callbacks, place their results on the GPU, match
+   pure JAX's gradients, and are timed against pure ``jax.jit``;
+5. times W3 and W4 (``python -m benchmarks --device cuda --only W3,W4``) and
    a large matmul layer (forward and backward of ``tanh(x @ W) @ V``) on
    StrideWeave's torch carrier against native torch and JAX on the GPU;
 
@@ -79,6 +83,39 @@ print(f"matmul layer {n}x{d}x{h}: strideweave {t_sw*1e3:.2f} ms, torch {t_torch*
 print(f"ratios: strideweave/torch {t_sw/t_torch:.2f}x, strideweave/jax {t_sw/t_jax:.2f}x")
 """
 
+STAGED_JAX_SNIPPET = """
+import time, numpy as np, jax, jax.numpy as jnp
+from benchmarks import bridges
+gpu = [d for d in jax.devices() if d.platform == "gpu"]
+assert gpu, f"JAX sees no GPU: {jax.devices()}"
+import strideweave as sw
+f = sw.interop.jax_function(lambda h, w, b: sw.tanh(h @ w + b))
+h, w, b = (jnp.asarray(a) for a in bridges.layer_data())
+step = jax.jit(jax.value_and_grad(lambda h, w, b: jnp.sum(f(h, w, b) ** 2), argnums=(1, 2)))
+assert "callback" not in str(jax.make_jaxpr(step)(h, w, b)), "a host callback in the staged step"
+value, grads = step(h, w, b)
+assert all(d.platform == "gpu" for g in grads for d in g.devices()), "gradients left the GPU"
+ref = jax.jit(jax.value_and_grad(lambda h, w, b: jnp.sum(jnp.tanh(h @ w + b) ** 2), argnums=(1, 2)))
+for g, r in zip(grads, ref(h, w, b)[1]):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-3, atol=1e-4)
+print("staged jax_function layer on", gpu[0], ": no callback, gradients on the GPU, equal to pure JAX")
+
+def pair(a, c, rounds=50, n=10):
+    a(); c(); ratios = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n): a()
+        t1 = time.perf_counter()
+        for _ in range(n): c()
+        ratios.append((t1 - t0) / (time.perf_counter() - t1))
+    return sorted(ratios)[len(ratios) // 2]
+
+data, mlp = bridges.layer_data(), bridges.mlp_data()
+print(f"layer: jax_function / jax.jit {pair(bridges.jax_function_step(*data), bridges.jax_step(*data)):.2f}x")
+print(f"MLP: jax_function / jax.jit {pair(bridges.jax_mlp_function_step(*mlp), bridges.jax_mlp_step(*mlp)):.2f}x")
+print(f"MLP: staged / jax.jit {pair(bridges.jax_mlp_staged_step(*mlp), bridges.jax_mlp_step(*mlp)):.2f}x")
+"""
+
 
 def _steps(out: Path) -> list[tuple[str, list[str], int]]:
     py = sys.executable
@@ -90,6 +127,7 @@ def _steps(out: Path) -> list[tuple[str, list[str], int]]:
          [py, "-m", "conformance", "--carriers", "numpy,torch,jax", "--devices", "torch=cuda,jax=gpu",
           "--quiet", "--out", str(out / "conformance")], 180),
         ("CuPy through ArrayAPICarrier", [py, "-c", CUPY_SNIPPET], 60),
+        ("StrideWeave staged by jax.jit on the GPU", [py, "-c", STAGED_JAX_SNIPPET], 120),
         ("W3 and W4 on CUDA", [py, "-m", "benchmarks", "--device", "cuda", "--only", "W3,W4", "--quick",
                                "--no-profile", "--out", str(out / "benchmarks")], 150),
         ("large matmul layer", [py, "-c", MATMUL_SNIPPET], 90),

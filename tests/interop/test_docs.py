@@ -19,4 +19,4 @@ def test_interop_page_runs(capsys):
         warnings.simplefilter("ignore", UserWarning)  # gradcheck's float32 notice
         exec(compile("\n".join(blocks), str(PAGE), "exec"), {})
     printed = capsys.readouterr().out
-    assert "True" in printed and "NumpyCarrier (1, 3)" in printed and "jax_function" in printed
+    assert "True" in printed and "NumpyCarrier (1, 3)" in printed and "(5, 3, 3)\n(3, 3)\n" in printed

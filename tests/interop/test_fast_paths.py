@@ -167,6 +167,7 @@ def test_jit_callbacks_pack_small_arrays_of_one_dtype(monkeypatch, pack_bytes):
 
     @sw.interop.jax_function
     def layer(h, index, w, b):
+        b.numpy()  # a value read: the call runs on the host, through callbacks
         return sw.tanh(h @ w + b) * sw.array_api.astype(index, sw.array_api.float32)
 
     rng = np.random.default_rng(3)

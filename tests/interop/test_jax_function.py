@@ -66,7 +66,7 @@ def test_check_grads_at_float32_tolerances():
     check_grads(jax.jit(f), (a, b), order=1, modes=("rev",), eps=1e-2, atol=2e-2, rtol=2e-2)
 
 
-def test_declared_out_shape_skips_the_trial_run():
+def test_under_jit_fn_is_traced_once_on_jax_carriers_and_out_shape_is_checked():
     calls = []
 
     def f(x):
@@ -76,13 +76,55 @@ def test_declared_out_shape_skips_the_trial_run():
     declared = jax_function(f, out_shape=lambda x: jax.ShapeDtypeStruct(x.shape[1:], jnp.float32))
     x = jnp.ones((3, 2), jnp.float32)
     np.testing.assert_allclose(jax.jit(declared)(x), [3.0, 3.0])
-    assert calls == ["NumpyCarrier"]                 # one host call, no trial run
+    assert calls == ["JaxCarrier"]                   # traced once: no trial run, no host call
     calls.clear()
     np.testing.assert_allclose(jax.jit(jax_function(f))(x), [3.0, 3.0])
-    assert calls == ["NumpyCarrier", "NumpyCarrier"]  # the trial run, then the call
+    assert calls == ["JaxCarrier"]
     calls.clear()
     jax_function(f)(x)
-    assert calls == ["JaxCarrier"]                   # eagerly: JAX carriers, no callback
+    assert calls == ["JaxCarrier"]                   # eagerly: the same
+    wrong = jax_function(f, out_shape=jax.ShapeDtypeStruct((3,), jnp.float32))
+    with pytest.raises(ValueError, match=r"output 0 has shape \(2,\), but shape \(3,\) was declared"):
+        jax.jit(wrong)(x)
+
+
+def _step(f):
+    return jax.jit(jax.value_and_grad(lambda a, w: jnp.sum(f(a, w) ** 2), (0, 1)))
+
+
+def test_a_jitted_step_is_one_program_without_callbacks_and_vmap_has_no_loop():
+    f = jax_function(lambda a, w: sw.tanh(a @ w))
+    ref = lambda a, w: jnp.tanh(a @ w)  # noqa: E731
+    a, w = jnp.ones((4, 3)) * 0.3, 0.1 * jnp.arange(6.0).reshape(3, 2)
+    text = str(jax.make_jaxpr(_step(f))(a, w))
+    assert "callback" not in text
+    value, grads = _step(f)(a, w)
+    want_value, want_grads = _step(ref)(a, w)
+    assert float(value) == pytest.approx(float(want_value), rel=1e-5)
+    for g, h in zip(grads, want_grads):
+        np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-5)
+    per_example = jax.vmap(jax.grad(lambda a, w: jnp.sum(f(a, w) ** 2), 1), (0, None))
+    text = str(jax.make_jaxpr(per_example)(a[:, None, :], w))
+    assert "callback" not in text and "while" not in text and "scan" not in text
+
+
+def test_fn_that_reads_values_runs_on_the_host_through_a_callback():
+    def f(a, w):
+        scale = float(sw.max(a).numpy()[0])      # a value read: cannot be staged
+        return sw.tanh(a @ w) * scale
+
+    def ref(a, w):
+        return jnp.tanh(a @ w) * jax.lax.stop_gradient(jnp.max(a))
+
+    a = jnp.asarray(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32))
+    w = 0.1 * jnp.arange(6.0, dtype=jnp.float32).reshape(3, 2)
+    bridged = jax_function(f)
+    assert "callback" in str(jax.make_jaxpr(_step(bridged))(a, w))
+    value, grads = _step(bridged)(a, w)
+    want_value, want_grads = _step(ref)(a, w)
+    assert float(value) == pytest.approx(float(want_value), rel=1e-5)
+    for g, h in zip(grads, want_grads):
+        np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-5)
 
 
 def test_non_array_arguments_and_integer_arrays_pass_through():

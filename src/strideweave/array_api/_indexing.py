@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..carriers.jax_carrier import holds_tracers, refuse_traced
 from ..dtypes import DType
 from ..ops.arrays import _c_reshape, take
 from ..ops.views import getitem as _view_getitem
@@ -41,6 +42,10 @@ def _host_key(key: Any, shape: tuple) -> Any:
         if isinstance(part, Tensor):
             if part._dtype.kind not in ("bool", "int", "uint"):
                 raise IndexError(f"an array index must have an integer or boolean dtype, got {part.dtype!r}")
+            if holds_tracers(part._carriers):
+                refuse_traced("Tensor.__getitem__ / __setitem__", part.carrier.dense_values(),
+                              "x[key] reads the positions an index Tensor holds (for traced indices use xp.take "
+                              "or xp.take_along_axis)")
             part = part.numpy()
         elif isinstance(part, np.ndarray) and part.ndim:  # a NumPy index array (xarray's .sel, .groupby)
             if part.dtype.kind not in "biu":
@@ -135,6 +140,11 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
     if _is_basic(parts):
         # A view's window: one write through the layout (nested modes included).
         _view_setitem(x, parts, value, scalar_rank=0)
+        return
+    if holds_tracers(x._carriers) or (isinstance(value, Tensor) and holds_tracers(value._carriers)):
+        # Staged by JAX: the same assignment as a functional update of x's values.
+        native = value.to_array() if isinstance(value, Tensor) else value
+        write(x, x.to_array().at[parts].set(native), False)
         return
     if isinstance(value, Tensor):
         host_value: Any = value.numpy()

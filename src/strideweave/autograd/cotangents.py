@@ -17,6 +17,7 @@ from .._marks import is_unit
 from .._marks import mark_unit as _mark_unit
 from .._marks import unit_alias as _unit_alias
 from ..carriers import CarrierKind, transfer
+from ..carriers.jax_carrier import is_tracer
 from ..layout import Layout
 from ..layout.order import batched_layout, storage_shape
 from ..tensors.broadcasting import reshape_array
@@ -257,7 +258,7 @@ def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
     if not cls.keeps_shape:
         values = spread(one, layout.size, kind_of(carrier), unit,
                         carrier if carrier._size == layout.size else None)
-    elif cls.backend in _EAGER and layout.size > 1:
+    elif cls.backend in _EAGER and layout.size > 1 and (unit or not is_tracer(one)):  # a traced value stays unread
         value = 1.0 if unit else float(one[0])
         if defer and value == 1.0:
             return Unplaced(values, unit=True)
@@ -283,7 +284,8 @@ def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any
     Dask in its chunks, so combining the two needs no rechunk).
     """
     values = kind.namespace.broadcast_to(one, (size,)) if like is None else like._spread(one, size)
-    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and float(one[0]) == 1.0)):
+    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and not is_tracer(one)
+                                                 and float(one[0]) == 1.0)):
         _mark_unit(values)
     return values
 

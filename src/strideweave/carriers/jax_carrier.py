@@ -30,7 +30,7 @@ from . import _indexing
 from .base import Carrier, LibraryCarrier
 from .generic import _SCALARS, read_through
 
-__all__ = ["JaxCarrier"]
+__all__ = ["JaxCarrier", "holds_tracers", "is_tracer", "refuse_traced"]
 
 #: The 32-bit type JAX stores for a 64-bit request outside x64 mode.
 _NARROW = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
@@ -61,6 +61,37 @@ def _outside_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def is_tracer(x) -> bool:
+    """Whether ``x`` is a JAX tracer: an array being staged (``jax.jit``, ``vmap``, ``grad``, ``lax.scan``).
+
+    Its values are unknown until the program runs, so nothing may read them;
+    JAX is not imported for the question (no JAX loaded: no tracer).
+    """
+    jax_module = sys.modules.get("jax")
+    return jax_module is not None and isinstance(x, jax_module.core.Tracer)
+
+
+def holds_tracers(carriers) -> bool:
+    """Whether any of ``carriers`` (a Tensor's) holds a traced JAX array."""
+    return any(is_tracer(c.dense_values()) for c in carriers)
+
+
+_DATA_DEPENDENT = "its result's shape depends on the values of its input"
+
+
+def refuse_traced(name: str, array, why: str = _DATA_DEPENDENT) -> None:
+    """For a traced ``array``: JAX's own ``ConcretizationTypeError``, naming ``strideweave.<name>``.
+
+    ``why`` says what needs the values (by default: ``name``'s result has a
+    shape that depends on them, and a traced program needs every shape while
+    it is traced).
+    """
+    if is_tracer(array):
+        raise sys.modules["jax"].errors.ConcretizationTypeError(
+            array, f"strideweave.{name}: {why}; the values are unknown while JAX traces (jax.jit, jax.vmap, "
+                   "lax.scan): call it outside the traced function")
 
 
 jax: Any = None  # the jax module, set on first use (``JaxCarrier.library_globals``)
@@ -151,6 +182,9 @@ class JaxCarrier(LibraryCarrier):
 
     @classmethod
     def _device_of(cls, x):
+        if is_tracer(x):  # staged: placed where the traced program runs, JAX's default device
+            cls._library()
+            return jax.devices()[0]
         try:
             return x.device
         except Exception:  # sharded over several devices: keep the sharding

@@ -166,7 +166,7 @@ def set_default_carrier(spec, device=None):
 
 
 class TracerError(TypeError):
-    """A JAX tracer reached StrideWeave outside ``sw.interop.jax_function`` (never a carrier's array)."""
+    """Kept for callers that catch it: JAX tracers are now carrier arrays (staged), so nothing raises it."""
 
 
 def carrier_for_array(x) -> type[Carrier]:
@@ -179,12 +179,7 @@ def carrier_for_array(x) -> type[Carrier]:
     if torch is not None and isinstance(x, torch.Tensor):
         return TorchCarrier
     jax = mods.get("jax")
-    if jax is not None and isinstance(x, jax.Array):
-        if isinstance(x, jax.core.Tracer):
-            raise TracerError(
-                f"a JAX tracer ({type(x).__name__} {getattr(x, 'aval', '')}) reached StrideWeave inside a JAX "
-                "transformation (jax.jit, jax.grad, jax.vmap, ...); StrideWeave needs concrete arrays: wrap the "
-                "StrideWeave function with sw.interop.jax_function(fn) to call it from transformed JAX code")
+    if jax is not None and isinstance(x, jax.Array):  # a tracer too: staged into the traced program
         return JaxCarrier
     dask_array = mods.get("dask.array")
     if dask_array is not None and isinstance(x, dask_array.Array):

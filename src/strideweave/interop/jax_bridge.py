@@ -1,4 +1,4 @@
-"""StrideWeave functions inside JAX programs (``jax.custom_vjp``), and JAX functions inside StrideWeave graphs."""
+"""StrideWeave functions inside JAX programs (staged ``custom_vjp``), and JAX functions inside StrideWeave graphs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..carriers import resolve, transfer
+from ..carriers.jax_carrier import is_tracer
+from ..dtypes import DType
 from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
@@ -26,16 +28,50 @@ def _jax():
     return jax
 
 
-def _is_tracer(x) -> bool:
-    return isinstance(x, _jax().core.Tracer)
+def _reads_values(exc: BaseException) -> bool:
+    """Whether ``exc`` is JAX's refusal of a value read on a traced array (``float(t)``, ``t.numpy()``, ...)."""
+    errors = _jax().errors
+    return isinstance(exc, (errors.ConcretizationTypeError, errors.TracerArrayConversionError))
+
+
+class _Pullback:
+    """The residual of a staged call: StrideWeave's backward, traced to a jaxpr, and the arrays it closes over.
+
+    A JAX pytree whose leaves are those arrays (``consts``), so JAX keeps
+    them between the forward and backward passes like any residual; the
+    jaxpr and the output / input numbering are static.
+    """
+
+    def __init__(self, jaxpr, consts, live, wanted):
+        self.jaxpr, self.consts, self.live, self.wanted = jaxpr, list(consts), tuple(live), tuple(wanted)
+
+    def tree_flatten(self):
+        return self.consts, (self.jaxpr, self.live, self.wanted)
+
+    @classmethod
+    def tree_unflatten(cls, aux, consts):
+        return cls(aux[0], consts, aux[1], aux[2])
+
+
+_registered: list = []
+
+
+def _register_pullback() -> None:
+    if not _registered:
+        _jax().tree_util.register_pytree_node_class(_Pullback)
+        _registered.append(True)
 
 
 class _Bridge:
-    """One call of a wrapped function: runs it eagerly, or on the host through ``jax.pure_callback`` when traced.
+    """One call of a wrapped function, staged: ``fn`` runs on the arrays JAX passes (traced or concrete).
 
-    Backward runs ``fn`` again and then the StrideWeave engine: JAX residuals
-    must be arrays, so the StrideWeave graph cannot wait inside them between
-    the two passes (under ``jax.jit`` they are separate host callbacks).
+    The forward pass builds StrideWeave's graph, and its backward is traced
+    right away into a jaxpr (``_Pullback``), the residual JAX keeps until its
+    backward pass: one XLA program under ``jax.jit``, batched by ``jax.vmap``.
+    Eagerly (concrete arrays) the backward runs ``fn`` again instead.
+    Where ``fn`` reads values (JAX refuses that on traced arrays), the call
+    runs on the host through ``jax.pure_callback`` instead, and backward runs
+    ``fn`` again there before the StrideWeave engine.
     """
 
     def __init__(self, fn, args, kwargs, positions, out_shape):
@@ -93,9 +129,32 @@ class _Bridge:
             results.append(values.astype(spec.dtype, copy=False))
         return tuple(results)
 
+    def staged(self, arrays, outputs) -> list:
+        """The outputs' native arrays, checked against ``out_shape`` where one was declared."""
+        results = [self._native(o.to_array()) for o in outputs]
+        if self.out_shape is not None:
+            declared = self.declare(arrays)
+            for k, (result, spec) in enumerate(zip(results, declared)):
+                if tuple(result.shape) != tuple(spec.shape):
+                    raise ValueError(f"{self.name}: output {k} has shape {tuple(result.shape)}, but shape "
+                                     f"{tuple(spec.shape)} was declared")
+        return results
+
     def primal(self, *arrays):
+        try:
+            with no_grad():
+                _, outputs = self.evaluate(arrays)
+            results = self.staged(arrays, outputs)
+        except Exception as exc:
+            if not _reads_values(exc):
+                raise
+            results = self.on_host(arrays)
+        return results[0] if self.single else tuple(results)
+
+    def on_host(self, arrays) -> list:
+        """The forward pass through ``jax.pure_callback`` (``fn`` reads values, so it cannot be staged)."""
         jax = _jax()
-        if any(_is_tracer(a) for a in arrays):
+        if any(is_tracer(a) for a in arrays):
             specs = self.declare(arrays)
             operands, plan = _pack(arrays)
             results = jax.pure_callback(functools.partial(self.host_forward, plan), specs, *operands,
@@ -104,7 +163,7 @@ class _Bridge:
             with no_grad():
                 _, outputs = self.evaluate(arrays)
             results = [self._native(o.to_array()) for o in outputs]
-        return results[0] if self.single else tuple(results)
+        return list(results)
 
     @staticmethod
     def _native(values):
@@ -125,7 +184,39 @@ class _Bridge:
                                  "the differentiated arguments)")
         # Only a higher-order derivative differentiates fwd itself: refuse it by name.
         arrays = _first_order(self.name)(*arrays)
-        return self.primal(*arrays), arrays
+        if not any(is_tracer(a) for a in arrays):
+            # Eagerly, backward runs fn again on the arrays: cheaper than tracing a jaxpr at every call.
+            return self.primal(*arrays), arrays
+        try:
+            results, pullback = self.traced_pullback(arrays)
+        except Exception as exc:
+            if not _reads_values(exc):
+                raise
+            results = self.on_host(arrays)
+            return (results[0] if self.single else tuple(results)), arrays
+        return (results[0] if self.single else tuple(results)), pullback
+
+    def traced_pullback(self, arrays) -> tuple[list, _Pullback]:
+        """``fn``'s outputs on ``arrays`` and its backward, traced into a ``_Pullback`` from their cotangents."""
+        jax = _jax()
+        with grad_mode(True):
+            inputs, outputs = self.evaluate(arrays)
+        results = self.staged(arrays, outputs)
+        wanted = list(self.wanted)
+        live = [k for k, o in enumerate(outputs) if o.dtype is DType.Float32 and o.is_differentiable()]
+        targets = [inputs[i] for i in wanted]
+
+        def pullback(*cts):
+            cotangents: list = [None] * len(outputs)
+            for k, ct in zip(live, cts):
+                cotangents[k] = cotangent_from_native(outputs[k], ct, f"{self.name}: cotangent for output {k}")
+            grads = vjp(outputs, targets, cotangents)
+            return [jax.numpy.zeros(arrays[i].shape, np.float32) if g is None
+                    else jax.numpy.reshape(g.to_array(), arrays[i].shape) for i, g in zip(wanted, grads)]
+
+        _register_pullback()
+        closed = jax.make_jaxpr(pullback)(*[jax.ShapeDtypeStruct(results[k].shape, np.float32) for k in live])
+        return results, _Pullback(closed.jaxpr, closed.consts, live, wanted)
 
     def host_vjp(self, wanted, live, *values):
         """Backward on the host (or eagerly): ``fn`` again, then one StrideWeave traversal.
@@ -147,18 +238,31 @@ class _Bridge:
             results.append(np.zeros(shape, np.float32) if g is None else g.to_array().reshape(shape))
         return tuple(results)
 
-    def bwd(self, arrays, cts):
+    def bwd(self, residual, cts):
         jax = _jax()
         cts = (cts,) if self.single else tuple(cts)
         zero = jax.custom_derivatives.SymbolicZero
+        if isinstance(residual, _Pullback):
+            result: list = [None] * len(self.positions)  # None: a zero cotangent
+            if not residual.wanted:
+                return tuple(result)
+            live = [jax.numpy.zeros(var.aval.shape, np.float32) if isinstance(cts[k], zero) else cts[k]
+                    for k, var in zip(residual.live, residual.jaxpr.invars)]
+            # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
+            live = list(_first_order(self.name)(*live))
+            grads = jax.core.eval_jaxpr(residual.jaxpr, residual.consts, *live)
+            for i, g in zip(residual.wanted, grads):
+                result[i] = g
+            return tuple(result)
+        arrays = residual
         live = [k for k, ct in enumerate(cts) if not isinstance(ct, zero) and np.dtype(ct.dtype) == np.float32]
         wanted = self.wanted
-        result: list = [None] * len(arrays)  # None: a zero cotangent
+        result = [None] * len(arrays)
         if not wanted or not live:
             return tuple(result)
         # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
         values = _first_order(self.name)(*arrays, *[cts[k] for k in live])
-        if any(_is_tracer(v) for v in values):
+        if any(is_tracer(v) for v in values):
             specs = tuple(jax.ShapeDtypeStruct(arrays[i].shape, np.float32) for i in wanted)
             operands, plan = _pack(values)
             grads = jax.pure_callback(functools.partial(self._host_vjp_numpy, wanted, live, plan), specs,
@@ -234,13 +338,15 @@ def _first_order(name: str):
 def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
     """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` accept.
 
-    Positional JAX (and NumPy) arrays reach ``fn`` as StrideWeave Tensors;
-    every other argument passes through unchanged (a constant under ``jax.jit``).
-    Eagerly ``fn`` runs on JAX carriers; under a JAX transformation it runs on
-    the host through ``jax.pure_callback`` (CPU), with output shapes and
-    dtypes from ``out_shape`` (a ``jax.ShapeDtypeStruct``, a tuple of them, or
-    a callable taking the arrays' ``ShapeDtypeStruct``) or else from a trial
-    run on ones. ``jax.vmap`` loops over the batch.
+    Positional JAX (and NumPy) arrays reach ``fn`` as StrideWeave Tensors on
+    JAX carriers; every other argument passes through unchanged (a constant
+    under ``jax.jit``). ``fn`` and its StrideWeave backward are traced into the
+    JAX program: under ``jax.jit`` one XLA computation, batched by ``jax.vmap``.
+    ``out_shape`` (a ``jax.ShapeDtypeStruct``, a tuple of them, or a callable
+    taking the arrays' ``ShapeDtypeStruct``) is checked against the outputs.
+    Only an ``fn`` that reads values (``float(t)``, ``t.numpy()``) runs on
+    the host through ``jax.pure_callback`` instead (CPU; ``jax.vmap`` loops),
+    with output shapes from ``out_shape`` or else from a trial run on ones.
     """
     if not callable(fn):
         raise TypeError(f"jax_function: fn must be callable, got {type(fn).__name__}: {fn!r}")

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import default_int, transfer
+from ..carriers.jax_carrier import holds_tracers, is_tracer, refuse_traced
 from ..layout import Layout
 from ..layout.order import row_major
 from ..operation import outside_operation
@@ -134,7 +135,7 @@ def _cumprod_forward(xp, a, *, axis, include_initial):
 def _cumprod_vjp(xp, g, out, a, *, axis, include_initial):
     if include_initial:
         g = xp.moveaxis(xp.moveaxis(g, axis, 0)[1:, ...], 0, axis)
-    if not bool(xp.any(a == 0)):
+    if not is_tracer(a) and not bool(xp.any(a == 0)):  # traced: the general rule, which holds either way
         return (_rev_cumsum(xp, g * out, axis) / a,)
     # With zeros, d out_j / d a_i is the product of a_k (k <= j, k != i): build it for every (i, j).
     am, gm = xp.moveaxis(a, axis, -1), xp.moveaxis(g, axis, -1)
@@ -248,7 +249,12 @@ def nonzero(x, /, *, options=None) -> tuple[Tensor, ...]:
     x = _tensor(x, "nonzero")
     if not x._layout.mode_sizes:
         raise ValueError("nonzero does not accept a 0-d array")
-    return _forward_only(lambda xp, a: tuple(xp.nonzero(a)), x, options=options)
+    return _forward_only(_nonzero, x, options=options)
+
+
+def _nonzero(xp, a):
+    refuse_traced("nonzero", a)
+    return tuple(xp.nonzero(a))
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False, options=None) -> Tensor:
@@ -303,8 +309,9 @@ def take(x, indices, /, *, axis=None, options=None) -> Tensor:
     if len(indices._layout.mode_sizes) != 1:
         raise ValueError(f"take: indices must be 1-D, got shape {tuple(indices._layout.mode_sizes)}")
     extent = x._layout.mode_sizes[axis]
-    values = indices.numpy()
-    if values.size and (values.max() >= extent or values.min() < -extent):
+    # Traced indices cannot be read: an out-of-range one gives what jnp.take gives (NaN).
+    values = None if holds_tracers(indices._carriers) else indices.numpy()
+    if values is not None and values.size and (values.max() >= extent or values.min() < -extent):
         raise IndexError(f"take: indices {values.tolist()} out of range for axis {axis} of extent {extent}")
     return _run(_Take, (x, indices), options, axis=axis)
 
@@ -335,8 +342,8 @@ def take_along_axis(x, indices, /, *, axis=-1, options=None) -> Tensor:
         raise ValueError(f"take_along_axis: indices of shape {tuple(indices._layout.mode_sizes)} need as many axes "
                          f"as x of shape {tuple(x._layout.mode_sizes)}")
     extent = x._layout.mode_sizes[axis]
-    values = indices.numpy()
-    if values.size and (values.max() >= extent or values.min() < -extent):
+    values = None if holds_tracers(indices._carriers) else indices.numpy()
+    if values is not None and values.size and (values.max() >= extent or values.min() < -extent):
         raise IndexError(f"take_along_axis: indices out of range for axis {axis} of extent {extent} "
                          f"(min {values.min()}, max {values.max()})")
     return _run(_TakeAlongAxis, (x, indices), options, axis=axis)

@@ -18,6 +18,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
+from ..carriers.jax_carrier import is_tracer
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of
@@ -303,7 +304,8 @@ def _svd_vjp(xp, gs, outs, *, full_matrices):
     k = s.shape[-1]
     if full_matrices and (u.shape[-1] != k or vh.shape[-2] != k):
         # The extra singular vectors are not unique: like torch, differentiate only through the reduced ones.
-        if bool(xp.any(gu[..., k:] != 0)) or bool(xp.any(gvh[..., k:, :] != 0)):
+        # Traced cotangents cannot be checked: the extra vectors' part is dropped unseen.
+        if not is_tracer(gu) and (bool(xp.any(gu[..., k:] != 0)) or bool(xp.any(gvh[..., k:, :] != 0))):
             raise ValueError("svd: the gradient through the extra singular vectors of full_matrices=True is not "
                              "defined; call svd(x, full_matrices=False)")
         u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ..carriers.jax_carrier import refuse_traced
 from ..tensors.tensor import Tensor
 from ._args import tensor as _tensor
 from .arrays import _forward_only
@@ -25,6 +26,7 @@ def _unique(name: str):
     """``xp.<name>`` of a natural array, or NumPy's on the host where the library has none
     (PyTorch: pytorch/pytorch#36748)."""
     def compute(xp, a):
+        refuse_traced(name, a)
         try:
             out = getattr(xp, name)(a)
         except NotImplementedError:

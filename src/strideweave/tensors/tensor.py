@@ -12,6 +12,7 @@ import numpy as np
 
 from .._generate import assignments, function, indent
 from ..carriers import Carrier, named_device, transfer
+from ..carriers.jax_carrier import holds_tracers
 from ..dtypes import CompoundDType, DType, SimpleDType
 from ..errors import Float32RuleError, ImplicitExportError
 from ..layout import Layout
@@ -381,7 +382,9 @@ class Tensor:
 
     def __repr__(self) -> str:
         try:
-            values = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+            # Staged by JAX, the values exist only once the traced program runs.
+            values = ("<traced by JAX>" if holds_tracers(self._carriers)
+                      else np.array2string(self.numpy(), separator=", ", prefix="Tensor("))
         except Exception as exc:  # a repr must never raise
             values = f"<unreadable: {exc}>"
         carrier = "+".join(sorted({type(c).__name__ for c in self._carriers}))
