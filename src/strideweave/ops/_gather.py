@@ -14,7 +14,7 @@ import math
 
 from ..carriers import segment_sum
 
-__all__ = ["along_add", "index_add", "take_along"]
+__all__ = ["along_add", "index_add", "repeat_positions", "take_along"]
 
 
 def _device(array):
@@ -80,3 +80,13 @@ def take_along(xp, a, indices, axis):
     ids, batch = _rows(xp, indices, n, axis)
     picked = xp.take(xp.reshape(xp.moveaxis(a, axis, -1), (-1,)), ids, axis=0)
     return xp.moveaxis(xp.reshape(picked, (*batch, indices.shape[axis])), -1, axis)
+
+
+def repeat_positions(xp, counts, n):
+    """``repeat(arange(n), counts)``: the source position of each slice ``repeat`` puts out."""
+    try:
+        return xp.repeat(xp.arange(n, device=_device(counts)), counts, axis=0)
+    except NotImplementedError:  # dask.array repeats by one integer only: output j comes from the
+        ends = xp.cumulative_sum(counts)  # first position whose running count passes j
+        total = int(ends[-1]) if n else 0
+        return xp.searchsorted(ends, xp.arange(total, dtype=ends.dtype, device=_device(counts)), side="right")

@@ -27,7 +27,7 @@ from ..tensors.values import kind_of, operation_kind
 from ._args import axes as _axes
 from ._args import axis as _axis
 from ._args import tensor as _tensor
-from ._gather import along_add, index_add
+from ._gather import along_add, index_add, repeat_positions
 from ._gather import take_along as _take_along
 from ._natural import natural, natural_op, wrap_natural
 from .manipulation import astype
@@ -450,9 +450,10 @@ def triu(x, /, *, k=0, options=None) -> Tensor:
 def _repeat_forward(xp, a, *counts, axis, repeats):
     if axis is None:
         a = xp.reshape(a, (-1,))
-    reps = counts[0] if counts else repeats
-    out = xp.repeat(a, reps, axis=0 if axis is None else axis)
-    return out, None
+    ax = 0 if axis is None else axis
+    if counts:
+        return xp.take(a, repeat_positions(xp, counts[0], a.shape[ax]), axis=ax), None
+    return xp.repeat(a, repeats, axis=ax), None
 
 
 def _repeat_vjp(xp, g, kept, a, *counts, axis, repeats):
@@ -461,8 +462,7 @@ def _repeat_vjp(xp, g, kept, a, *counts, axis, repeats):
     n = source.shape[ax]
     if counts:
         # Output slice j came from input slice positions[j]: a scatter-add over sorted positions.
-        positions = xp.repeat(xp.arange(n, device=getattr(a, "device", None)), counts[0], axis=0)
-        grad = index_add(xp, g, positions, n, ax)
+        grad = index_add(xp, g, repeat_positions(xp, counts[0], n), n, ax)
     else:
         # Each input slice was repeated ``repeats`` times in a row: sum those runs.
         moved = xp.moveaxis(g, ax, 0)
