@@ -472,6 +472,7 @@ def _repeat_vjp(xp, g, kept, a, *counts, axis, repeats):
 
 
 _Repeat = natural_op("repeat", _repeat_forward, _repeat_vjp)
+_Repeat.reads_result = False  # it keeps nothing of its result: a write into it leaves the history exact
 
 
 def repeat(x, repeats, /, *, axis=None, options=None) -> Tensor:
