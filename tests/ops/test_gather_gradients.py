@@ -155,4 +155,6 @@ def test_a_reversed_slice_reads_a_view_and_writes_into_its_source(carrier):
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
     with pytest.raises(ValueError, match=r"shape \(4,\)"):
         y[::-1] = _sw(np.zeros(4, dtype=np.float32), carrier)
+    with pytest.raises(TypeError, match="cannot assign list"):
+        y[::-1] = [0.0] * 6
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)  # nothing written

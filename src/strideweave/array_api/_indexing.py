@@ -230,6 +230,8 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
         # A view's window: one write through the layout (nested modes included).
         _view_setitem(x, parts, value, scalar_rank=0)
         return
+    if not isinstance(value, (Tensor, bool, int, float, complex)):
+        raise TypeError(f"cannot assign {type(value).__name__} {value!r}; expected a Tensor or a Python scalar")
     reversed_steps = _reversed_steps(parts, shape)
     if reversed_steps is not None:
         forward, axes = reversed_steps
@@ -240,12 +242,7 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
                              f"(it selects shape {tuple(selected)})")
         _view_setitem(x, forward, _flipped_value(value, axes, tuple(selected)), scalar_rank=0)
         return
-    if isinstance(value, Tensor):
-        host_value: Any = value.numpy()
-    elif isinstance(value, (bool, int, float, complex)):
-        host_value = value
-    else:
-        raise TypeError(f"cannot assign {type(value).__name__} {value!r}; expected a Tensor or a Python scalar")
+    host_value: Any = value.numpy() if isinstance(value, Tensor) else value
     current = np.array(x.numpy(), copy=True)
     try:
         current[parts] = host_value
