@@ -3,9 +3,11 @@
 A program is a few Float32 leaves made from data and a list of Python
 statements against ``xp`` (the standard's vocabulary: elementwise functions
 and operators with broadcasting and Python scalars, reductions, shape
-functions, basic indexing with steps, ``...`` and ``None``, axis functions,
-``where``, ``matmul``, ``clip``, copies, fresh buffers, in-place operators and
-item assignment, through views too). Every candidate statement is run on a
+functions, indexing (steps, negative ones included, ``...``, ``None``, integer
+arrays with repeated indices, boolean masks), axis functions (``take`` and
+``take_along_axis`` with repeated indices, ``repeat``), ``where``, ``matmul``,
+``clip``, copies, fresh buffers, in-place operators and item assignment,
+through views and index arrays too). Every candidate statement is run on a
 float64 NumPy shadow of the program so far (``array_api_compat.numpy``): a
 statement NumPy rejects, or one that leaves a non-finite or huge value, is
 drawn again, so the shadow also tells the generator shapes and values (a
@@ -13,6 +15,10 @@ drawn again, so the shadow also tells the generator shapes and values (a
 
 Choices come from a ``Chooser`` (``int(lo, hi)``), so hypothesis draws them in
 CI and a seeded ``random.Random`` drives them in a plain loop.
+
+torch has no negative steps; the reference runs them under
+:func:`negative_steps`, which reads and writes the same elements through
+integer index arrays that NumPy computes, so such programs are compared too.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import dataclasses
 import itertools
 import math
 import random
+import re
 import warnings
 
 import array_api_compat.numpy as _npx
@@ -178,8 +185,7 @@ def _partner(c, env, name, same_shape=False):
 # ----- indexing keys -----
 
 def _slice(c, n):
-    # torch refuses negative steps, so a program with one is skipped: drawn now and then only
-    step = _pick(c, [-1, -2]) if _coin(c, 12) else _pick(c, [None, None, 1, 2, 3])
+    step = _pick(c, [-1, -2, -3]) if _coin(c, 25) else _pick(c, [None, None, 1, 2, 3])
     start = _pick(c, [None, None, 0, 1, -1, n - 1, -n])
     stop = _pick(c, [None, None, n, 1, -1, 2])
     parts = ["" if start is None else str(start), "" if stop is None else str(stop)]
@@ -201,6 +207,72 @@ def _key(c, shape):
     if not items:
         items = ["..."]
     return ", ".join(items)
+
+
+def _array_key(c, env, name, unique=False):
+    """An advanced key into ``name``: an integer array (repeated indices unless ``unique``: a write's
+    targets must be distinct, as NumPy and torch differ on which of two writes wins), a boolean mask
+    on the leading axis, a comparison mask, or one integer array per leading axis."""
+    shape = env[name].shape
+    if not shape or 0 in shape:
+        return None
+    device = f"device={name}.device"
+    kind = _pick(c, ["ints", "ints", "row mask", "compare", "two arrays"])
+    if kind == "compare":
+        return f"{name} {_pick(c, ['>', '<'])} {_away(c, env[name])}"
+    if kind == "row mask":
+        mask = [bool(c.int(0, 1)) for _ in range(shape[0])]
+        return f"xp.asarray({mask!r}, {device})"
+    axes = 2 if kind == "two arrays" and len(shape) >= 2 else 1
+    if unique:
+        # distinct targets: distinct positions along the first axis, any along the second
+        n = shape[0]
+        first = list(dict.fromkeys(c.int(0, n - 1) for _ in range(c.int(1, n))))
+        arrays = [[p - n if _coin(c, 30) else p for p in first]]
+        if axes == 2:
+            arrays.append([c.int(-shape[1], shape[1] - 1) for _ in first])
+    else:
+        count = c.int(1, 5)
+        arrays = [[c.int(-n, n - 1) for _ in range(count)] for n in shape[:axes]]
+        if count > 1 and _coin(c, 60):
+            for a in arrays:
+                a[-1] = a[0]  # a repeated index: its gradients add up
+    text = ", ".join(f"xp.asarray({a!r}, {device})" for a in arrays)
+    return text if axes == 2 or len(shape) == 1 or _coin(c, 60) else f"..., {text}"
+
+
+def has_negative_step(key_text: str, env: dict) -> bool:
+    """Whether a key (program text, run on the shadow ``env``) has a slice with a negative step."""
+    try:
+        parts = eval(f"np.index_exp[{key_text}]", {"np": np, "xp": _npx, **env})  # the program's own text
+    except Exception:
+        return False
+    return _negative(parts)
+
+
+def _negative(key) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(p, slice) and p.step is not None and p.step < 0 for p in parts)
+
+
+def negative_steps():
+    """A torch function mode for the reference: ``t[key]`` and ``t[key] = v`` with a negative-step
+    slice in ``key`` read and write the same elements through integer index arrays that NumPy
+    computes (torch refuses such slices). The class is made on first use: this module imports
+    without torch."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func in (torch.Tensor.__getitem__, torch.Tensor.__setitem__) and _negative(args[1]):
+                shape = tuple(args[0].shape)
+                positions = np.arange(math.prod(shape)).reshape(shape)[args[1]]
+                index = tuple(torch.as_tensor(i.copy()) for i in np.unravel_index(positions, shape))
+                return func(args[0], index, *args[2:])
+            return func(*args, **(kwargs or {}))
+
+    return Mode()
 
 
 # ----- statements -----
@@ -288,7 +360,8 @@ def _shape_fn(c, env, v):
 
 def _index(c, env, v):
     a = _pick(c, _floats(env))
-    return f"{v} = {a}[{_key(c, env[a].shape)}]"
+    key = _array_key(c, env, a) if _coin(c, 35) else None
+    return f"{v} = {a}[{key or _key(c, env[a].shape)}]"
 
 
 def _axis_fn(c, env, v):
@@ -296,8 +369,8 @@ def _axis_fn(c, env, v):
     x = env[a]
     ndim = x.ndim
     kind = _pick(c, ["sort", "take", "take_along_axis", "cumulative_sum", "cumulative_prod", "flip",
-                     "roll", "std", "vector_norm", "matrix_norm", "concat", "stack"])
-    if kind in ("sort", "take", "take_along_axis", "cumulative_sum", "cumulative_prod") and ndim == 0:
+                     "roll", "std", "vector_norm", "matrix_norm", "concat", "stack", "repeat"])
+    if kind in ("sort", "take", "take_along_axis", "cumulative_sum", "cumulative_prod", "repeat") and ndim == 0:
         return None
     axis = c.int(-ndim, ndim - 1) if ndim else None
     if kind in ("take", "take_along_axis") and x.shape[axis] == 0:
@@ -307,7 +380,14 @@ def _axis_fn(c, env, v):
     if kind == "take":
         n = x.shape[axis]
         idx = [c.int(0, n - 1) for _ in range(c.int(1, 4))]
+        if len(idx) > 1 and _coin(c, 50):
+            idx[-1] = idx[0]  # a repeated index: its gradients add up
         return f"{v} = xp.take({a}, xp.asarray({idx!r}, device={a}.device), axis={axis})"
+    if kind == "repeat":
+        if _coin(c, 50):
+            return f"{v} = xp.repeat({a}, {c.int(0, 3)}, axis={axis})"
+        counts = [c.int(0, 3) for _ in range(x.shape[axis])]
+        return f"{v} = xp.repeat({a}, xp.asarray({counts!r}, device={a}.device), axis={axis})"
     if kind == "take_along_axis":
         n = x.shape[axis]
         shape = list(x.shape)
@@ -401,15 +481,15 @@ def _write(c, env, v, flipped=()):
         return None  # a write into a leaf made from data: the contract's refusal, drawn now and then
     target = _pick(c, held) if held and _coin(c, 92) else _pick(c, floats)
     if any(np.shares_memory(env[target], env[f]) for f in flipped if f in env):
-        # flip is a view in NumPy, a copy here and in torch; reshape is a view where the storage
+        # flip and a reversed slice are views in NumPy, copies here and in torch; reshape is a view where the storage
         # order allows, which differs between libraries: the standard leaves such aliasing open
         return None
     key = None
     shape = env[target].shape
     if _coin(c, 60) and shape:
-        key = _key(c, shape)
+        key = (_array_key(c, env, target, unique=True) if _coin(c, 25) else None) or _key(c, shape)
         try:
-            shape = env[target][eval(f"np.index_exp[{key}]", {"np": np})].shape
+            shape = env[target][eval(f"np.index_exp[{key}]", {"np": np, "xp": _npx, **env})].shape
         except Exception:
             return None
     fits = [k for k in floats if _broadcasts_to(env[k].shape, shape)]
@@ -459,7 +539,10 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
             continue
         program, env = Program(program.leaves, (*program.lines, line)), new_env
         if line.startswith(f"v{n} ="):
-            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(")):
+            # a copy here and in torch, a view in NumPy: reversed slices too
+            read = re.fullmatch(rf"v{n} = \w+\[(.*)\]", line)
+            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(")) or \
+                    (read is not None and has_negative_step(read.group(1), env)):
                 flipped.append(f"v{n}")
             n += 1
     return program

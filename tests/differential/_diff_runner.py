@@ -24,7 +24,7 @@ import traceback
 import warnings
 
 import numpy as np
-from _diff_programs import Program, leaf_literal
+from _diff_programs import Program, leaf_literal, negative_steps
 
 AGREE, TORCH_REFUSED, BOTH_REFUSED, LOUD, SINGULAR = (
     "agree", "torch refused", "both refused", "strideweave loud", "near singular")
@@ -140,7 +140,8 @@ def run_torch(program: Program, singular: bool = False, guard: bool = True) -> R
         if loss.requires_grad:  # a program whose outputs hold no history: nothing to differentiate
             loss.backward()
 
-    return _run(program, env, lambda t: t.detach().numpy().copy(), grad_of, backward)
+    with negative_steps():  # NumPy's negative steps, which torch refuses, as index arrays
+        return _run(program, env, lambda t: t.detach().numpy().copy(), grad_of, backward)
 
 
 # ----- comparing -----

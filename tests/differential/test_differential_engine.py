@@ -7,6 +7,7 @@ printed.
 
 import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
@@ -69,6 +70,24 @@ def test_programs_torch_refuses_are_skipped():
     # torch refuses any in-place write into a leaf that requires grad
     kind = classify(Program(LEAF, ("x0 += 1.0",)), "numpy").kind
     assert kind in (TORCH_REFUSED, BOTH_REFUSED)
+
+
+def test_negative_steps_masks_and_repeated_indices_are_compared_with_torch(monkeypatch):
+    program = Program(LEAF, ("v0 = x0[::-1, 2:0:-2]", "v1 = x0[x0 > 0.6]",
+                             "v2 = x0[..., xp.asarray([2, 0, 2], device=x0.device)]",
+                             "v3 = xp.asarray(x0, copy=True)", "v3[::-1, :] *= 2.0"))
+    assert classify(program, "numpy").kind == AGREE
+    # a planted fault: reversed slices that read forwards
+    monkeypatch.setattr("strideweave.array_api._indexing.flip", lambda x, axis=None: x)
+    outcome = classify(program, "numpy")
+    assert outcome.kind == SILENT and "v0" in outcome.detail
+
+
+def test_drawn_programs_use_negative_steps_masks_and_repeated_indices():
+    bodies = "\n".join(draw_program(RandomChooser(seed)).body() for seed in range(60))
+    assert re.search(r"\[[^\]]*:-\d\]", bodies)                              # a negative step
+    assert re.search(r"\[xp\.asarray\(\[(True|False)|\[\w+ [<>] ", bodies)      # a boolean mask
+    assert re.search(r"xp\.asarray\(\[(-?\d+), [^\]]*\b\1\]", bodies)          # a repeated index
 
 
 def test_a_tie_is_skipped_unless_singular_points_are_asked_for():

@@ -5,11 +5,14 @@ One rule for basic keys: any mix of ints, slices with a positive step,
 normalised, ``...`` spelled out and each ``None`` an inserted extent-1 mode,
 then one differentiable ``View``), so ``x[..., ::2]``, ``x[None, 1]`` and
 ``x[1, ...]`` share ``x``'s carrier and writes through them reach ``x``.
-The rest is a gather: the flat C-order positions the key selects (boolean
-masks, integer arrays, and negative steps, which no layout with
-non-negative strides expresses) are computed once on the host, and the
-result is a differentiable ``take`` from the flattened Tensor, so its VJP
-scatters back (duplicates add).
+A negative step selects the elements of a positive-step slice in reverse:
+the read is that view, flipped (no layout with non-negative strides walks
+backwards), and a write goes through that view with the value flipped.
+The rest is a gather: one integer array (or a boolean mask turned into its
+positions) among full slices is a ``take`` along its axis; any other key's
+flat C-order positions are computed once on the host, and the result is a
+``take`` from the flattened Tensor. A ``take``'s VJP is a scatter-add
+(duplicates add), linear in the sizes.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import numpy as np
 
 from ..carriers.jax_carrier import holds_tracers, refuse_traced
 from ..dtypes import DType
-from ..ops.arrays import _c_reshape, take
+from ..operation import no_grad
+from ..ops.arrays import _c_reshape, flip, take
 from ..ops.views import getitem as _view_getitem
 from ..ops.views import setitem as _view_setitem
 from ..tensors.creation import tensor
@@ -81,6 +85,59 @@ def _result_shape(parts: tuple, shape: tuple) -> tuple:
         raise IndexError(f"index {parts!r} does not fit shape {shape}: {exc}") from None
 
 
+def _reversed_steps(parts: tuple, shape: tuple) -> tuple[tuple, tuple] | None:
+    """For a key of ints, slices, ``...`` and ``None`` with a negative step somewhere: the key with
+    each such slice replaced by the positive-step slice over the same elements, and the result's axes
+    that read them in reverse. None for any other key."""
+    if not all(p is None or p is Ellipsis or type(p) is int or type(p) is slice for p in parts):
+        return None
+    if all(type(p) is not slice or p.step is None or p.step > 0 for p in parts):
+        return None
+    used = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    forward, flipped, axis, out_axis = [], [], 0, 0
+    for p in parts:
+        if p is Ellipsis:
+            axis += len(shape) - used
+            out_axis += len(shape) - used
+        elif p is None:
+            out_axis += 1
+        elif type(p) is int:
+            axis += 1
+        else:
+            if p.step is not None and p.step < 0:
+                start, stop, step = p.indices(shape[axis])
+                count = len(range(start, stop, step))
+                if count:
+                    p = slice(start + (count - 1) * step, start + 1, -step)
+                    flipped.append(out_axis)
+                else:
+                    p = slice(0, 0)
+            forward.append(p)
+            axis += 1
+            out_axis += 1
+            continue
+        forward.append(p)
+    return tuple(forward), tuple(flipped)
+
+
+def _single_array(parts: tuple, shape: tuple) -> tuple[int, np.ndarray] | None:
+    """``(axis, integer array)`` when the key is one integer array, or one 1-D boolean mask, among full
+    slices (and ``...``): NumPy's result is then a ``take`` along that axis."""
+    arrays = [i for i, p in enumerate(parts) if isinstance(p, np.ndarray)]
+    if len(arrays) != 1:
+        return None
+    i = arrays[0]
+    if not all(p is Ellipsis or (type(p) is slice and p == slice(None)) for j, p in enumerate(parts) if j != i):
+        return None
+    index = parts[i]
+    if index.dtype == np.bool_:
+        if index.ndim != 1:
+            return None
+        index = np.flatnonzero(index)
+    axis = i if Ellipsis not in parts[:i] else len(shape) - len(parts) + i
+    return axis, np.where(index < 0, index + shape[axis], index)
+
+
 def _positions(shape: tuple, parts: tuple) -> np.ndarray:
     """The flat C-order positions ``parts`` selects in an array of ``shape``, in the selection's shape."""
     return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)[parts]
@@ -93,13 +150,29 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     out_shape = _result_shape(parts, shape)
     if _is_basic(parts):
         return _view_getitem(x, parts, scalar_rank=0)
+    reversed_steps = _reversed_steps(parts, shape)
+    if reversed_steps is not None:
+        forward, axes = reversed_steps
+        picked = _view_getitem(x, forward, scalar_rank=0)
+        return flip(picked, axis=axes) if axes else picked
+    single = _single_array(parts, shape)
+    if single is not None:
+        axis, index = single
+        if index.ndim == 1:
+            return take(x, _index_tensor(index, shape[axis], x), axis=axis)
+        picked = take(x, _index_tensor(index.reshape(-1), shape[axis], x), axis=axis)
+        return _c_reshape(picked, tuple(out_shape), None)
     positions = _positions(shape, parts)
     flat = _c_reshape(x, (x.size,), None)
-    # int32 positions where they fit: JAX carriers have no 64-bit integers by default.
-    flat_positions = np.ascontiguousarray(positions.reshape(-1), dtype=np.int32 if x.size < 2**31 else np.int64)
-    index = tensor(flat_positions, carrier=x._carriers[0].kind)
-    picked = take(flat, index, axis=0)
+    picked = take(flat, _index_tensor(positions.reshape(-1), x.size, x), axis=0)
     return _c_reshape(picked, tuple(out_shape), None)
+
+
+def _index_tensor(index: np.ndarray, extent: int, x: Tensor) -> Tensor:
+    """Host indices into an axis of ``extent`` as a Tensor on ``x``'s carrier: int32 where they fit
+    (JAX carriers have no 64-bit integers by default)."""
+    dtype = np.int32 if extent < 2**31 else np.int64
+    return tensor(np.ascontiguousarray(index, dtype=dtype), carrier=x._carriers[0].kind)
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
@@ -127,6 +200,27 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     recorded_setitem(x, parts, tuple(selected), value, lambda: _write_item(x, parts, key, value))
 
 
+def _fits(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
+def _flipped_value(value: Any, axes: tuple, selected: tuple) -> Any:
+    """``value``, broadcast to ``selected``, in reverse along the selection's ``axes``: what the
+    positive-step view of a negative-step selection receives."""
+    if not isinstance(value, Tensor):
+        return value
+    shape = tuple(value.shape)
+    pad = len(selected) - len(shape)
+    mine = tuple(a - pad for a in axes if a >= pad and shape[a - pad] != 1)  # extent 1 reads the same
+    if not mine:
+        return value
+    with no_grad():
+        return flip(value, axis=mine)
+
+
 def _lies_at(value: Tensor, x: Tensor, parts: tuple) -> bool:
     """Whether ``value`` is a view of exactly the storage slots ``x[parts]`` addresses, in order."""
     if not any(c is t for c in value._carriers for t in x._carriers):
@@ -146,12 +240,19 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
         native = value.to_array() if isinstance(value, Tensor) else value
         write(x, x.to_array().at[parts].set(native), False)
         return
-    if isinstance(value, Tensor):
-        host_value: Any = value.numpy()
-    elif isinstance(value, (bool, int, float, complex)):
-        host_value = value
-    else:
+    if not isinstance(value, (Tensor, bool, int, float, complex)):
         raise TypeError(f"cannot assign {type(value).__name__} {value!r}; expected a Tensor or a Python scalar")
+    reversed_steps = _reversed_steps(parts, shape)
+    if reversed_steps is not None:
+        forward, axes = reversed_steps
+        selected = _result_shape(parts, shape)
+        value_shape = tuple(value.shape) if isinstance(value, Tensor) else ()
+        if not _fits(value_shape, tuple(selected)):
+            raise ValueError(f"cannot assign a value of shape {value_shape} to x[{key!r}] "
+                             f"(it selects shape {tuple(selected)})")
+        _view_setitem(x, forward, _flipped_value(value, axes, tuple(selected)), scalar_rank=0)
+        return
+    host_value: Any = value.numpy() if isinstance(value, Tensor) else value
     current = np.array(x.numpy(), copy=True)
     try:
         current[parts] = host_value

@@ -23,6 +23,7 @@ from .registry import (
     get_default_carrier,
     kind_for_array,
     resolve,
+    segment_sum,
     set_default_carrier,
     transfer,
 )
@@ -30,7 +31,7 @@ from .torch_carrier import TorchCarrier
 from .watch import ContentWatch
 
 # Also importable from here for the rest of the package (not public API): ContentWatch,
-# NamedDevice, named_device, default_int, missing_wide_types, TracerError.
+# NamedDevice, named_device, default_int, missing_wide_types, TracerError, segment_sum.
 
 # The carrier classes and ``registry``'s public functions (its ``__all__``, the one list of them).
 __all__ = ["ArrayAPICarrier", "Carrier", "DaskCarrier", "JaxCarrier", "NumpyCarrier", "TorchCarrier",

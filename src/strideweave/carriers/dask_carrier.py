@@ -180,6 +180,22 @@ class DaskCarrier(LibraryCarrier):
     # ----- class hooks ---------------------------------------------------------
 
     @classmethod
+    def segment_sum(cls, xp, values, segments, n):
+        # Dask's ``bincount`` counts block by block and adds the blocks' counts (a tree reduction of
+        # n-long partial sums), lazily; integers have no weights there and take the generic path.
+        cls._library()  # the module global ``da``, when no carrier of it was made yet
+        kind = values.dtype.kind
+        if kind not in "fc":
+            return super().segment_sum(xp, values, segments, n)
+        if values.chunks != segments.chunks:
+            values = values.rechunk(segments.chunks)
+        if kind == "c":
+            real = da.bincount(segments, weights=xp.real(values), minlength=n)
+            imag = da.bincount(segments, weights=xp.imag(values), minlength=n)
+            return xp.astype(real + 1j * imag, values.dtype)
+        return xp.astype(da.bincount(segments, weights=values, minlength=n), values.dtype)
+
+    @classmethod
     def _namespace_of(cls, x):
         xp = super()._namespace_of(x)
         _check_known_chunks(x)

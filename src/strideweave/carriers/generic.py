@@ -12,7 +12,10 @@ overrides them with its fast paths (numpy and torch ``as_strided``, JAX
   (+ ``sum`` over duplicate slots for scatter_add) and store it with a slice
   setitem, or swap the buffer when the namespace is immutable;
 * values: copies, comparisons and foreign-array imports through ``xp`` and
-  DLPack.
+  DLPack;
+* segment_sum: the scatter-add every gather's backward uses (``out[s]`` is the
+  sum of the values whose segment is ``s``), from the standard's own sort,
+  comparisons and searchsorted (:func:`sorted_segment_sum`).
 
 The hooks read the carrier's slots (``_array``, ``_xp``, ``_native``, ...)
 and its ``_cached``; they validate nothing (the public methods of
@@ -29,7 +32,7 @@ from xxhash import xxh3_128_intdigest
 
 from . import _indexing
 
-__all__ = ["GenericHooks", "finish_read", "read_through"]
+__all__ = ["GenericHooks", "finish_read", "read_through", "sorted_segment_sum"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -113,6 +116,17 @@ class GenericHooks:
     def _move(self, array, device):
         import array_api_compat
         return array_api_compat.to_device(array, device)
+
+    @classmethod
+    def segment_sum(cls, xp, values, segments, n):
+        """A 1-D array of ``n``: element ``s`` is the sum of ``values[i]`` over every ``i`` with
+        ``segments[i] == s`` (zero where none), so duplicate segments accumulate.
+
+        ``values`` and ``segments`` are 1-D native arrays of ``xp`` of one length; ``segments``
+        holds integers in ``[0, n)`` (not checked). Time and memory grow as ``len(values) + n``
+        (times a log where the library has no scatter-add); nothing of ``len(values) * n``.
+        """
+        return sorted_segment_sum(xp, values, segments, n)
 
     # ----- reads and writes -----------------------------------------------------
 
@@ -244,3 +258,36 @@ def finish_read(xp, a, plan, rs):
     if plan.bcast:
         a = xp.broadcast_to(a, rs)
     return a
+
+
+def sorted_segment_sum(xp, values, segments, n):
+    """``segment_sum`` from the standard's functions alone, in O((k + n) log(k + n)) for k values.
+
+    The values are sorted by segment (a stable argsort), each run of equal
+    segments is summed by a segmented doubling scan (after the pass with step
+    ``d`` every position holds the sum of the last ``2 d`` values of its run,
+    so ``log2`` of the longest run passes suffice), and each segment's total,
+    at the end of its run, is found by ``searchsorted``. Prefix sums with
+    differences would be one pass, but a difference of two large prefix sums
+    loses a small segment's digits; the scan adds only values of one segment.
+    """
+    device = getattr(values, "device", None)
+    k = values.shape[0]
+    if k == 0 or n == 0:
+        return xp.zeros(n, dtype=values.dtype, device=device)
+    order = xp.argsort(segments, stable=True)
+    ids = xp.take(segments, order, axis=0)
+    sums = xp.take(values, order, axis=0)
+    step = 1
+    while step < k:
+        same = ids[step:] == ids[:-step]
+        if not bool(xp.any(same)):  # every run is at most ``step`` long: each end holds its run's sum
+            break
+        earlier = sums[:-step]
+        sums = xp.concat([sums[:step], sums[step:] + xp.where(same, earlier, xp.zeros_like(earlier))])
+        step *= 2
+    targets = xp.arange(n, dtype=ids.dtype, device=device)
+    ends = xp.searchsorted(ids, targets, side="right")
+    present = ends > xp.searchsorted(ids, targets, side="left")
+    last = xp.take(sums, xp.clip(ends - 1, min=0), axis=0)
+    return xp.where(present, last, xp.zeros_like(last))

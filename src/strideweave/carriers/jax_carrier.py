@@ -150,6 +150,12 @@ class JaxCarrier(LibraryCarrier):
         self._shaped = None
 
     @classmethod
+    def segment_sum(cls, xp, values, segments, n):
+        # ``.at[].add`` is XLA's scatter-add: duplicates accumulate.
+        cls._library()  # the module global ``jnp``, when no carrier of it was made yet
+        return jnp.zeros(n, dtype=values.dtype, device=values.device).at[segments].add(values)
+
+    @classmethod
     def _adopt_shaped(cls, values, xp, device, kind=None):
         """Adopt an N-D array whose C order is the buffer, without flattening it."""
         self = cls._adopt(values, xp, device, kind)

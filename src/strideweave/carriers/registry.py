@@ -53,6 +53,13 @@ _BY_MODULE = {
 }
 
 
+def segment_sum(xp, values, segments, n):
+    """``values`` summed by segment into a 1-D array of ``n`` (duplicates accumulate): the
+    scatter-add of the carrier class that holds ``xp``'s arrays (``Carrier.segment_sum``),
+    the standard-only form for any other namespace."""
+    return _BY_MODULE.get(getattr(xp, "__name__", ""), ArrayAPICarrier).segment_sum(xp, values, segments, n)
+
+
 def _kind(cls, namespace=None, device=None):
     xp = cls._check_namespace(namespace)
     return kind_of_parts(cls, xp, cls._normalize_device(xp, device))

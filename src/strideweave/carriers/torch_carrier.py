@@ -65,6 +65,14 @@ class TorchCarrier(LibraryCarrier):
     def _copied(source, result):
         return result.untyped_storage().data_ptr() != source.untyped_storage().data_ptr()
 
+    @classmethod
+    def segment_sum(cls, xp, values, segments, n):
+        # ``index_add_`` accumulates duplicates in one kernel, on every device.
+        cls._library()  # the module global ``torch``, when no carrier of it was made yet
+        if segments.dtype not in (torch.int32, torch.int64):
+            segments = segments.to(torch.int64)
+        return torch.zeros(n, dtype=values.dtype, device=values.device).index_add_(0, segments, values)
+
     # ----- class hooks ---------------------------------------------------------
 
     library_modules = ("torch", "array_api_compat.torch")

@@ -28,6 +28,8 @@ from ..tensors.values import kind_of, operation_kind
 from ._args import axes as _axes
 from ._args import axis as _axis
 from ._args import tensor as _tensor
+from ._gather import along_add, index_add, repeat_positions
+from ._gather import take_along as _take_along
 from ._natural import natural, natural_op, wrap_natural
 from .manipulation import astype
 from .views import View
@@ -89,20 +91,6 @@ def _like(xp, values, shape, fill=0):
 def _rev_cumsum(xp, g, axis):
     """sum_{j >= i} g_j along ``axis``: the VJP of a cumulative sum."""
     return xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis)
-
-
-def _one_hot(xp, indices, n, dtype):
-    """``indices[..., None] == arange(n)`` as ``dtype`` (negative indices counted from the end)."""
-    indices = xp.where(indices < 0, indices + n, indices)
-    return xp.astype(indices[..., None] == xp.arange(n, device=getattr(indices, "device", None)), dtype)
-
-
-def _take_along(xp, a, indices, axis):
-    """``xp.take_along_axis``, or a one-hot product on namespaces without it (dask.array)."""
-    if hasattr(xp, "take_along_axis"):
-        return xp.take_along_axis(a, indices, axis=axis)
-    hot = _one_hot(xp, xp.moveaxis(indices, axis, -1), a.shape[axis], a.dtype)       # (..., k, n)
-    return xp.moveaxis(xp.sum(hot * xp.moveaxis(a, axis, -1)[..., None, :], axis=-1), -1, axis)
 
 
 # ----- cumulative sums and products -------------------------------------------------------------
@@ -272,10 +260,7 @@ def _take_forward(xp, a, indices, *, axis):
 
 def _take_vjp(xp, g, kept, *, axis):
     n, indices = kept
-    # Duplicated indices must accumulate: a one-hot product sums them (the standard has no scatter-add).
-    hot = _one_hot(xp, indices, n, g.dtype)                                   # (k, n)
-    grad = xp.matmul(xp.moveaxis(g, axis, -1), hot)                           # (..., n)
-    return xp.moveaxis(grad, -1, axis), None
+    return index_add(xp, g, indices, n, axis), None  # repeated indices accumulate
 
 
 _Take = natural_op("take", _take_forward, _take_vjp, reads_inputs=False)
@@ -324,9 +309,7 @@ def _take_along_forward(xp, a, indices, *, axis):
 
 def _take_along_vjp(xp, g, kept, *, axis):
     shape, indices = kept
-    hot = _one_hot(xp, xp.moveaxis(indices, axis, -1), shape[axis], g.dtype)  # (..., k, n)
-    grad = xp.sum(xp.moveaxis(g, axis, -1)[..., None] * hot, axis=-2)       # (..., n)
-    return _sum_to(xp, xp.moveaxis(grad, -1, axis), shape), None
+    return _sum_to(xp, along_add(xp, g, indices, shape[axis], axis), shape), None
 
 
 _TakeAlongAxis = natural_op("take_along_axis", _take_along_forward, _take_along_vjp, reads_inputs=False)
@@ -474,23 +457,29 @@ def triu(x, /, *, k=0, options=None) -> Tensor:
 def _repeat_forward(xp, a, *counts, axis, repeats):
     if axis is None:
         a = xp.reshape(a, (-1,))
-    reps = counts[0] if counts else repeats
-    out = xp.repeat(a, reps, axis=0 if axis is None else axis)
-    return out, None
+    ax = 0 if axis is None else axis
+    if counts:
+        return xp.take(a, repeat_positions(xp, counts[0], a.shape[ax]), axis=ax), None
+    return xp.repeat(a, repeats, axis=ax), None
 
 
 def _repeat_vjp(xp, g, kept, a, *counts, axis, repeats):
     source = xp.reshape(a, (-1,)) if axis is None else a
     ax = 0 if axis is None else axis
     n = source.shape[ax]
-    reps = counts[0] if counts else repeats
-    positions = xp.repeat(xp.arange(n, device=getattr(a, "device", None)), reps, axis=0)
-    hot = _one_hot(xp, positions, n, g.dtype)                                 # (total, n)
-    grad = xp.moveaxis(xp.matmul(xp.moveaxis(g, ax, -1), hot), -1, ax)
+    if counts:
+        # Output slice j came from input slice positions[j]: a scatter-add over sorted positions.
+        grad = index_add(xp, g, repeat_positions(xp, counts[0], n), n, ax)
+    else:
+        # Each input slice was repeated ``repeats`` times in a row: sum those runs.
+        moved = xp.moveaxis(g, ax, 0)
+        runs = xp.sum(xp.reshape(moved, (n, repeats, *moved.shape[1:])), axis=1)
+        grad = xp.moveaxis(runs, 0, ax)
     return (xp.reshape(grad, a.shape),) + (None,) * len(counts)
 
 
 _Repeat = natural_op("repeat", _repeat_forward, _repeat_vjp)
+_Repeat.reads_result = False  # it keeps nothing of its result: a write into it leaves the history exact
 
 
 def repeat(x, repeats, /, *, axis=None, options=None) -> Tensor:

@@ -64,7 +64,7 @@ class WrittenValue(Operation):
         xp = kind.namespace
         owner = self.context["owner"].reshape(-1)
         flat = xp.reshape(natural(gradient, kind), (-1,))
-        device = kind.device  # the gradient's own (a traced JAX array reports none)
+        device = getattr(flat, "device", None)  # Dask arrays and traced JAX arrays have none
         grads = []
         for index, (value, write) in enumerate(zip(self._inputs, self.context["writes"])):
             if write is None:  # the base from before the first write: the positions no write took
