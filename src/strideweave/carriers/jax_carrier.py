@@ -151,9 +151,10 @@ class JaxCarrier(LibraryCarrier):
 
     @classmethod
     def segment_sum(cls, xp, values, segments, n):
-        # ``.at[].add`` is XLA's scatter-add: duplicates accumulate.
+        # ``.at[].add`` is XLA's scatter-add: duplicates accumulate. A traced array has no device.
         cls._library()  # the module global ``jnp``, when no carrier of it was made yet
-        return jnp.zeros(n, dtype=values.dtype, device=values.device).at[segments].add(values)
+        device = getattr(values, "device", None)
+        return jnp.zeros(n, dtype=values.dtype, device=device).at[segments].add(values)
 
     @classmethod
     def _adopt_shaped(cls, values, xp, device, kind=None):
