@@ -221,3 +221,31 @@ def test_module_tensordot_takes_numpy_axes():
     assert sw.tensordot(a, a, 2).shape == (1,)              # layout-native modes=: (1)
     with pytest.raises(TypeError, match="options="):
         sw.tensordot(a, a, axes=2, options=sw.ExecutionOptions(carrier="numpy"))
+
+
+# ----- NumPy's names and keywords that xarray passes (cumsum for skipna=False, np.any's out=None) ---------
+
+@pytest.mark.parametrize(("program", "reference"), [
+    (lambda x: xp.cumsum(x, axis=0), lambda t: torch.cumsum(t, dim=0)),
+    (lambda x: xp.cumsum(x), lambda t: torch.cumsum(t.reshape(-1), dim=0)),
+    (lambda x: xp.cumprod(x, axis=1), lambda t: torch.cumprod(t, dim=1)),
+], ids=["cumsum", "cumsum_flat", "cumprod"])
+def test_numpy_cumulative_names_match_torch(carrier, program, reference):
+    a = RNG.uniform(0.5, 1.5, (5, 4)).astype(np.float32)
+    value, (grad,), w = grad_of(program, [a], carrier)
+    want_value, (want,) = torch_grad_of(reference, [a], w)
+    np.testing.assert_allclose(value, want_value, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grad, want, rtol=1e-4, atol=1e-5)
+
+
+def test_any_all_take_numpys_out_none(carrier):
+    a = np.array([[0.5, -1.0, 2.0], [-0.5, -1.0, 3.0]], dtype=np.float32)
+    x = xp.asarray(a, device=carrier)
+    for name in ("any", "all"):
+        for axis in (None, 0, 1):
+            got = getattr(xp, name)(x > 0, axis=axis, out=None)
+            np.testing.assert_array_equal(got.numpy(), getattr(np, name)(a > 0, axis=axis))
+        with pytest.raises(TypeError, match=rf"{name}: out= is not supported .* got ndarray, expected None"):
+            getattr(xp, name)(x > 0, out=np.zeros(3, dtype=bool))
+    with pytest.raises(TypeError, match="cumsum: out= is not supported"):
+        xp.cumsum(x, axis=0, out=np.zeros((2, 3)))

@@ -13,18 +13,42 @@ dtype object (array_api_strict's too): a missing-value fill
 ``.weighted(w).mean()`` and ``.rolling(...).mean()``. They fail loudly
 there; ``.where(cond, xp.nan)`` and ``.rolling(...).construct(...)`` are the
 forms that differentiate (``rolling(...).construct("window", fill_value=np.nan)``
-with an explicit fill).
+with an explicit fill). ``.shift`` without ``fill_value`` stops there too.
+
+Three more stop in xarray for other reasons (docs/xarray.md): ``.polyfit``
+solves with ``np.linalg.lstsq`` on a float64 Vandermonde matrix, which a
+Tensor refuses by name; ``.integrate`` multiplies the data by differences
+of its NumPy coordinate (float64: a Float64 result that backward refuses,
+naming xarray's line; beside another carrier: ``CarrierMismatchError``);
+``.isel`` with a DataArray of indices is vectorized indexing, which xarray
+refuses for every Array API array. Each has a case that shows the failure
+and one for the form that differentiates.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
-from _library_harness import Case, Loud, constant, namespace
+from _library_harness import Case, Loud, constant, float64_cut, namespace
+
+from strideweave import CarrierMismatchError
 
 MASK = np.random.default_rng(31).uniform(size=(6, 4)) < 0.25
 WEIGHTS = np.array([0.5, 1.0, 2.0, 1.5])
 FILL = Loud(TypeError, "must be one of an extension array dtype or numpy dtype",
             "xarray's dtypes.maybe_promote takes only NumPy dtype objects for its missing-value fill")
+LSTSQ = Loud(TypeError, r"np\.linalg\.lstsq is not run on StrideWeave Tensors",
+             "xarray's polyfit solves with NumPy's lstsq on a float64 Vandermonde matrix of the coordinate")
+TRAPEZOID_FLOAT64 = dataclasses.replace(
+    float64_cut(r"xarray/core/duck_array_ops\.py", "xarray's integrate multiplies by differences of the float64 "
+                "NumPy coordinate"), carriers=("numpy",))
+TRAPEZOID_ON_NUMPY = Loud(CarrierMismatchError, r"different carriers \(NumpyCarrier",
+                          "xarray's integrate multiplies by differences of its NumPy coordinate",
+                          carriers=("torch", "jax", "array_api_strict"))
+VECTORIZED = Loud(TypeError, "^Vectorized indexing is not supported$",
+                  "xarray's ArrayApiIndexingAdapter refuses vectorized indexing for every Array API array")
+TIMES = np.arange(6) * 0.5
 
 
 def _array(x):
@@ -62,6 +86,26 @@ def _dot_without_opt_einsum(d):
 
     with xr.set_options(use_opt_einsum=False):
         return _dot(d)
+
+
+def _on_carrier_time(d):
+    """``d`` with its time coordinate as a Float32 array of its own namespace (a non-index coordinate ``t``)."""
+    return d.assign_coords(t=("time", constant(d.data, TIMES)))
+
+
+def _polyfit_by_pinv(d):
+    import xarray as xr
+
+    pinv = xr.DataArray(constant(d.data, np.linalg.pinv(np.vander(TIMES, 3))), dims=("degree", "time"))
+    return xr.dot(pinv, d, dim="time")
+
+
+def _take_at_argmax(d):
+    import xarray as xr
+
+    xp = namespace(d.data)
+    peak = d.argmax("time")
+    return xr.DataArray(xp.take_along_axis(d.data, xp.expand_dims(peak.data, axis=0), axis=0)[0], dims="space")
 
 
 def _weighted(d):
@@ -110,4 +154,15 @@ CASES = [
     Case("xarray", "isin", _xr(lambda d: d * d.isin(d.data[0, :2]))),
     Case("xarray", "differentiate", _xr(lambda d: d.differentiate("time"))),
     Case("xarray", "concat", _xr(lambda d: __import__("xarray").concat([d, d * 2.0], dim="time"))),
+    Case("xarray", "shift_default", _xr(lambda d: d.shift(time=1)), loud=(FILL,)),
+    Case("xarray", "shift_fill", _xr(lambda d: d.shift(time=2, fill_value=0.5) * d)),
+    Case("xarray", "shift_nan", _xr(lambda d: d.shift(space=-1, fill_value=np.nan).isel(space=slice(0, 3)))),
+    Case("xarray", "polyfit", _xr(lambda d: d.polyfit("time", 2).polyfit_coefficients), loud=(LSTSQ,)),
+    Case("xarray", "polyfit_by_pinv", _xr(_polyfit_by_pinv)),
+    Case("xarray", "integrate", _xr(lambda d: d.integrate("time")), loud=(TRAPEZOID_FLOAT64, TRAPEZOID_ON_NUMPY)),
+    Case("xarray", "integrate_float32_coordinate", _xr(lambda d: _on_carrier_time(d).integrate("t"))),
+    Case("xarray", "cumulative_integrate", _xr(lambda d: _on_carrier_time(d).cumulative_integrate("t"))),
+    Case("xarray", "cumsum_skipna_false", _xr(lambda d: d.cumsum("time", skipna=False))),
+    Case("xarray", "isel_argmax", _xr(lambda d: d.isel(time=d.argmax("time"))), loud=(VECTORIZED,)),
+    Case("xarray", "take_at_argmax", _xr(_take_at_argmax)),
 ]

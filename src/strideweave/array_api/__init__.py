@@ -169,9 +169,9 @@ from ._manipulation import (
     unstack,
 )
 
-# beyond the standard: what xarray calls on xp (and NumPy's ddof= in std / var)
-from ._numpy_extras import gradient, isin, lib, pad, quantile, std, transpose, var
-from ._statistical import all, any, max, mean, min, prod, sum
+# beyond the standard: what xarray calls on xp (and NumPy's ddof= in std / var, out=None in any / all)
+from ._numpy_extras import all, any, cumprod, cumsum, gradient, isin, lib, pad, quantile, std, transpose, var
+from ._statistical import max, mean, min, prod, sum
 
 __array_api_version__ = "2024.12"
 
@@ -226,6 +226,8 @@ __all__ = [
     "cos",
     "cosh",
     "count_nonzero",
+    "cumprod",
+    "cumsum",
     "cumulative_prod",
     "cumulative_sum",
     "default_int",

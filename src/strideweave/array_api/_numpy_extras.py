@@ -1,12 +1,15 @@
 """NumPy functions beyond the standard that xarray calls on its array's namespace: ``pad``, ``isin``,
-``quantile``, ``gradient``, ``transpose``, ``lib.stride_tricks.sliding_window_view``, and NumPy's ``ddof=``
-in ``std`` / ``var``.
+``quantile``, ``gradient``, ``transpose``, ``lib.stride_tricks.sliding_window_view``, NumPy's ``ddof=``
+in ``std`` / ``var``, NumPy's ``out=None`` in ``any`` / ``all``, and ``cumsum`` / ``cumprod``.
 
-xarray reaches them as ``xp.pad``, ``xp.isin``, ``xp.quantile`` and
-``xp.gradient`` (``DataArray.pad`` and ``rolling``, ``isin``, ``quantile``,
-``differentiate``). Each is composed of recorded operations with NumPy's
-meaning for the arguments xarray passes, and refuses the rest with a
-``NotImplementedError`` naming the argument.
+xarray reaches them as ``xp.pad``, ``xp.isin``, ``xp.quantile``,
+``xp.gradient`` and ``xp.cumsum`` (``DataArray.pad`` and ``rolling``,
+``isin``, ``quantile``, ``differentiate``, ``cumulative_integrate``), and
+``xp.any(..., out=None)`` from ``np.any(variable)`` (``polyfit``). Each is
+composed of recorded operations with NumPy's meaning for the arguments
+xarray passes, and refuses the rest with a ``NotImplementedError`` naming
+the argument (``out=`` other than None: ``TypeError``, as NumPy's NaN
+reductions on Tensors refuse it).
 """
 
 from __future__ import annotations
@@ -15,13 +18,20 @@ import math
 
 import numpy as np
 
+from ..dtypes import as_dtype
 from ..ops._args import tensor as _check
 from ..ops.arrays import std as _std
 from ..ops.arrays import var as _var
 from ..tensors.tensor import Tensor
 from ._namespace import namespace
+from ._statistical import all as _all
+from ._statistical import any as _any
 
 __all__ = [
+    "all",
+    "any",
+    "cumprod",
+    "cumsum",
     "gradient",
     "isin",
     "lib",
@@ -249,3 +259,42 @@ def transpose(x, axes=None):
     """NumPy's ``transpose``: the axes reversed, or reordered by ``axes`` (xarray calls ``xp.transpose``)."""
     x = _check(x, "transpose")
     return namespace().permute_dims(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else tuple(axes))
+
+
+def _refuse_out(name: str, out) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported on StrideWeave Tensors (results are new Tensors); "
+                        f"got {type(out).__name__}, expected None")
+
+
+def _with_out(name, fn):
+    # NumPy's ``np.any(variable)`` reaches xarray's ``Variable.any(out=None)``, which hands ``out=None`` on to xp.
+    def reduction(x, /, *, axis=None, keepdims=False, out=None):
+        _refuse_out(name, out)
+        return fn(x, axis=axis, keepdims=keepdims)
+    reduction.__name__ = reduction.__qualname__ = name
+    reduction.__doc__ = (f"{fn.__doc__.splitlines()[0]} NumPy's ``out=None`` is accepted (xarray passes it); "
+                         f"any other ``out`` raises TypeError.")
+    return reduction
+
+
+all = _with_out("all", _all)  # noqa: A001
+any = _with_out("any", _any)  # noqa: A001
+
+
+def _cumulative(name, how):
+    def accumulate(a, axis=None, dtype=None, out=None):
+        x = _check(a, name)
+        _refuse_out(name, out)
+        xp = namespace()
+        if axis is None:
+            x, axis = xp.reshape(x, (-1,)), 0
+        return getattr(xp, how)(x, axis=axis, dtype=None if dtype is None else as_dtype(dtype, "dtype"))
+    accumulate.__name__ = accumulate.__qualname__ = name
+    accumulate.__doc__ = (f"``np.{name}``: the standard's ``{how}`` under NumPy's name (``axis=None``: over the "
+                          f"flattened values; xarray calls it for ``skipna=False``).")
+    return accumulate
+
+
+cumsum = _cumulative("cumsum", "cumulative_sum")
+cumprod = _cumulative("cumprod", "cumulative_prod")
