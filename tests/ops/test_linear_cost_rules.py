@@ -8,6 +8,7 @@ solve with the cofactor form only at singular matrices, ``broadcast_to`` and
 import numpy as np
 import pytest
 
+import strideweave as sw
 import strideweave.array_api as swxp
 from strideweave import testing
 
@@ -78,3 +79,24 @@ def test_det_backward_mixes_solve_and_cofactors_per_matrix():
     cofactor = np.array([[4.0, -2.0], [-2.0, 1.0]])
     want = np.stack([1.5 * cofactor, -0.5 * np.linalg.det(invertible) * np.linalg.inv(invertible).T])
     np.testing.assert_allclose(x.grad.to_array(), want, rtol=1e-5, atol=1e-6)
+
+
+ISIN_CASES = {
+    "floats": (np.array([[0.5, 2.0, np.nan], [3.0, -1.0, 2.0]]), np.array([2.0, 7.0, -1.0, 2.0, np.nan])),
+    "ints": (np.array([4, 1, 9, 1, 0], dtype=np.int64), np.array([1, 0, 3], dtype=np.int64)),
+    "mixed": (np.array([1, 2, 3], dtype=np.int64), np.array([2.0, 3.5])),
+    "below_and_above": (np.array([-5.0, 10.0, 1.0]), np.array([1.0, 2.0])),
+    "only_nan_tests": (np.array([-np.inf, 1.0, np.nan]), np.array([np.nan, np.nan])),
+    "empty_tests": (np.array([1.0, 2.0]), np.array([], dtype=np.float64)),
+    "bools": (np.array([True, False, True]), np.array([False])),
+}
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+@pytest.mark.parametrize("case", list(ISIN_CASES))
+def test_isin_matches_numpy(case, carrier):
+    values, tests = ISIN_CASES[case]
+    x = sw.tensor(values, carrier=carrier)
+    for invert in (False, True):
+        got = swxp.isin(x, tests, invert=invert).to_array()
+        np.testing.assert_array_equal(np.asarray(got), np.isin(values, tests, invert=invert))
