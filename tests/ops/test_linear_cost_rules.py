@@ -12,7 +12,7 @@ import strideweave as sw
 import strideweave.array_api as swxp
 from strideweave import testing
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 pytest.importorskip("array_api_compat")
 
 CARRIERS = testing.available_carriers(lazy=True)
@@ -100,3 +100,73 @@ def test_isin_matches_numpy(case, carrier):
     for invert in (False, True):
         got = swxp.isin(x, tests, invert=invert).to_array()
         np.testing.assert_array_equal(np.asarray(got), np.isin(values, tests, invert=invert))
+
+
+EINSUMS = {
+    "matmul": ("ij,jk->ik", [(3, 4), (4, 5)]),
+    "chain": ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    "batched": ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    "shared_kept": ("ij,ij,j->i", [(3, 4), (3, 4), (4,)]),
+    "outer_and_sum": ("i,j,k->", [(2,), (3,), (4,)]),
+    "lonely_label": ("ijk,k->i", [(2, 3, 4), (4,)]),
+    "broadcast_ellipsis": ("...ij,...jk->...ik", [(2, 3, 4), (1, 4, 5)]),
+    "diagonal": ("ii->i", [(4, 4)]),
+    "trace": ("ii", [(4, 4)]),
+    "diagonal_of_3d": ("iij->ij", [(3, 3, 2)]),
+    "diagonal_then_product": ("iij,jk->ik", [(3, 3, 2), (2, 4)]),
+    "transposed_diagonal": ("jii->ij", [(2, 3, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(EINSUMS))
+def test_einsum_gradients_equal_torch(name):
+    subscripts, shapes = EINSUMS[name]
+    rng = np.random.default_rng(3)
+
+    def fn(*xs):
+        return namespace(xs[0]).einsum(subscripts, *xs)
+
+    compare(fn, [rng.standard_normal(s) for s in shapes])
+
+
+@pytest.mark.parametrize("subscripts", ["ii->i", "iij->ij"])
+def test_einsum_diagonal_is_a_strided_view(subscripts):
+    x = swxp.asarray(np.arange(18.0).reshape(3, 3, 2)[..., 0] if subscripts == "ii->i" else
+                     np.arange(18.0).reshape(3, 3, 2), dtype=swxp.float32)
+    d = swxp.einsum(subscripts, x)
+    assert d._carriers[0] is x._carriers[0]
+    np.testing.assert_array_equal(d.to_array(), np.einsum(subscripts, x.to_array()))
+
+
+def test_einsum_never_forms_the_full_product():
+    import tracemalloc
+
+    m = 160
+    a = swxp.asarray(np.random.default_rng(1).standard_normal((m, m)), dtype=swxp.float32)
+    b = swxp.asarray(np.random.default_rng(2).standard_normal((m, m)), dtype=swxp.float32)
+    swxp.einsum("ij,jk->ik", a, b)  # loads every code path before measuring
+    tracemalloc.start()
+    out = swxp.einsum("ij,jk->ik", a, b)
+    swxp.sum(out).backward()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 * m * m * 8, f"peak {peak} bytes; the m^3 product alone is {m ** 3 * 4}"
+    np.testing.assert_allclose(out.to_array(), a.to_array() @ b.to_array(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["chain", "shared_kept", "outer_and_sum", "diagonal_then_product"])
+def test_einsum_greedy_order_without_opt_einsum(name, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "opt_einsum", None)  # ``import opt_einsum`` raises ImportError
+    subscripts, shapes = EINSUMS[name]
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    xs = [swxp.asarray(a, dtype=swxp.float32) for a in arrays]
+    out = swxp.einsum(subscripts, *xs)
+    swxp.sum(out).backward()
+    np.testing.assert_allclose(out.to_array(), np.einsum(subscripts, *arrays), rtol=1e-4, atol=1e-5)
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    torch.einsum(subscripts, *ts).sum().backward()
+    for x, t in zip(xs, ts):
+        np.testing.assert_allclose(x.grad.to_array(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
