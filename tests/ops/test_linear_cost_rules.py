@@ -170,3 +170,34 @@ def test_einsum_greedy_order_without_opt_einsum(name, monkeypatch):
     torch.einsum(subscripts, *ts).sum().backward()
     for x, t in zip(xs, ts):
         np.testing.assert_allclose(x.grad.to_array(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("shape", "target"), [((4, 1), (3, 4, 5)), ((5,), (2, 3, 5)), ((1, 1), (2, 2)),
+                                               ((2, 1, 3), (2, 4, 3))])
+def test_broadcast_to_gradient_equals_torch(shape, target):
+    def fn(x):
+        xp = namespace(x)
+        return xp.sin(xp.broadcast_to(x, target)) * 1.5
+
+    compare(fn, [np.random.default_rng(5).standard_normal(shape)])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_concat_gradient_equals_torch(axis):
+    rng = np.random.default_rng(6)
+    shapes = {0: [(2, 3), (4, 3), (1, 3)], 1: [(3, 2), (3, 4), (3, 1)], -1: [(3, 2), (3, 4), (3, 1)]}[axis]
+
+    def fn(a, b, c):
+        xp = namespace(a)
+        return xp.concat([a, b * b, c], axis=axis)
+
+    compare(fn, [rng.standard_normal(s) for s in shapes])
+
+
+def test_concat_of_a_transposed_and_a_c_ordered_operand():
+    a = swxp.asarray(np.arange(6.0).reshape(3, 2), dtype=swxp.float32)
+    b = swxp.permute_dims(swxp.asarray(np.arange(9.0).reshape(3, 3), dtype=swxp.float32), (1, 0))
+    out = swxp.concat([a, b], axis=1)
+    np.testing.assert_array_equal(out.to_array(), np.concatenate([a.to_array(), b.to_array()], axis=1))
+    swxp.sum(out * swxp.asarray(np.arange(15.0).reshape(3, 5), dtype=swxp.float32)).backward()
+    np.testing.assert_array_equal(a.grad.to_array(), np.arange(15.0).reshape(3, 5)[:, :2])
