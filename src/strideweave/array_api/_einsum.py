@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import string
+from typing import cast
 
 from .. import ops as _ops
 from ..layout import Layout
@@ -91,7 +92,7 @@ def _diagonal(x: Tensor, term: str) -> tuple[Tensor, str]:
         shape, stride = list(x._layout._shape_modes), list(x._layout._stride_modes)
         if isinstance(shape[p], int) and isinstance(shape[q], int) and len(x._carriers) == 1:
             # Position k of the diagonal is (k, k): one mode that steps both strides at once.
-            stride[p] += stride[q]
+            stride[p] = cast(int, stride[p]) + cast(int, stride[q])
             del shape[q], stride[q]
             x = _ops.view(x, Layout(tuple(shape), tuple(stride)))
         else:  # a nested mode has no single stride (nor blocks one layout): the product with an identity mask
@@ -139,7 +140,7 @@ def _path(terms: list, output: str, extent: dict) -> list:
     Each step names two positions in the current list; their result goes to the end, as in opt_einsum.
     """
     try:
-        import opt_einsum
+        import opt_einsum  # type: ignore[import-untyped]
     except ImportError:
         opt_einsum = None
     if opt_einsum is not None:
@@ -156,6 +157,7 @@ def _path(terms: list, output: str, extent: dict) -> list:
                 cost = math.prod(extent[c] for c in labels)
                 if best is None or cost < best[0]:
                     best = (cost, i, j, "".join(sorted(labels)))
+        assert best is not None  # two terms or more give a pair
         _, i, j, result = best
         path.append((i, j))
         terms = [t for k, t in enumerate(terms) if k not in (i, j)] + [result]

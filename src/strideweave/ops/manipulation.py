@@ -13,7 +13,7 @@ from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadca
 from ..tensors.tensor import Tensor
 from ..tensors.values import as_array_like, mode_operand, operand, operation_kind, wrap
 from ._args import axis as _axis
-from ._natural import natural
+from ._natural import natural, wrap_natural
 from ._primitive import Primitive
 
 __all__ = ["astype", "clip", "concat", "copy", "detach", "stack", "where"]
@@ -59,7 +59,7 @@ class Concat(Primitive):
             # C-ordered operands (arrays wrapped as they are): joined in their own order, the result is
             # row-major too; joining their reversed views would leave a transposed result to copy.
             out = kind.namespace.concat([natural(t, kind) for t in tensors], axis=mode)
-            return wrap(out, row_major(out_modes), kind)
+            return wrap_natural(out, kind)
         out = kind.namespace.concat([mode_operand(t, kind) for t in tensors], axis=axis)
         return wrap(out, Layout.canonical(out_modes), kind)
 
