@@ -56,7 +56,7 @@ REMEASURE_BELOW_S = 0.05
 class Settings:
     sizes: tuple = FULL_SIZES
     repeats: int = 3
-    limit_s: float = 0.25             # a size predicted slower than this is not run
+    limit_s: float = 0.5              # a size predicted slower than this is not run
     limit_bytes: float = 1.5e9        # nor one predicted to trace more memory
 
 
