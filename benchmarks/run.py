@@ -290,7 +290,8 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="short smoke run (about a minute, smaller sizes)")
     ap.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W3 (W7 selects all W7-*, "
-                                               "W3 also W3-mem, interop both interop rows)")
+                                               "W3 also W3-mem, interop both interop rows; scaling: the growth "
+                                               "of every operation, run only when named)")
     ap.add_argument("--out", default=os.path.join("benchmarks", "results"), help="output directory")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                     help="cuda: add torch-carrier / torch anchors on CUDA to W3/W4 (skipped without CUDA)")
@@ -308,6 +309,12 @@ def main(argv=None) -> int:
 
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
     os.makedirs(args.out, exist_ok=True)
+    if "SCALING" in only:  # run by name only: every operation at three sizes (scaling.py)
+        from benchmarks import scaling
+        scaling.main(args.quick, args.out)
+        only.discard("SCALING")
+        if not only:
+            return 0
     start = time.perf_counter()
     log = lambda s: print(s, flush=True)  # noqa: E731
     log(f"StrideWeave benchmarks ({'quick' if args.quick else 'full'}, device={args.device}, "

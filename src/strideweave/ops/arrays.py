@@ -123,16 +123,19 @@ def _cumprod_forward(xp, a, *, axis, include_initial):
 def _cumprod_vjp(xp, g, out, a, *, axis, include_initial):
     if include_initial:
         g = xp.moveaxis(xp.moveaxis(g, axis, 0)[1:, ...], 0, axis)
-    if not is_tracer(a) and not bool(xp.any(a == 0)):  # traced: the general rule, which holds either way
+    zero = a == 0
+    if not is_tracer(a) and not bool(xp.any(zero)):  # traced: the general rule, which holds either way
         return (_rev_cumsum(xp, g * out, axis) / a,)
-    # With zeros, d out_j / d a_i is the product of a_k (k <= j, k != i): build it for every (i, j).
-    am, gm = xp.moveaxis(a, axis, -1), xp.moveaxis(g, axis, -1)
-    n = am.shape[-1]
-    eye = xp.eye(n, dtype=xp.bool, device=getattr(a, "device", None))
-    others = xp.cumulative_prod(xp.where(eye, xp.ones_like(am)[..., None, :], am[..., None, :]), axis=-1)
-    upper = xp.triu(xp.ones((n, n), dtype=a.dtype, device=getattr(a, "device", None)))
-    grad = xp.sum(others * gm[..., None, :] * upper, axis=-1)
-    return (xp.moveaxis(grad, -1, axis),)
+    # torch's rule, O(n) per lane: before a lane's first zero the factors divide out (every later
+    # product is 0 there); the first zero gets sum_j g_j * (product of a_k, k <= j, k != zero);
+    # after it every product holds that zero, so the gradient is 0.
+    seen = xp.cumulative_sum(xp.astype(zero, a.dtype), axis=axis)
+    before, first = seen == 0, zero & (seen == 1)
+    one, nothing = xp.ones_like(a), xp.zeros_like(a)
+    grad = xp.where(before, _rev_cumsum(xp, g * out, axis) / xp.where(before, a, one), nothing)
+    skipped = xp.cumulative_prod(xp.where(first, one, a), axis=axis)
+    at_first = xp.sum(xp.where(seen >= 1, g * skipped, nothing), axis=axis, keepdims=True)
+    return (xp.where(first, at_first, grad),)
 
 
 _CumulativeSum = natural_op("cumulative_sum", _cumsum_forward, _cumsum_vjp, reads_inputs=False)
@@ -162,7 +165,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, option
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False, options=None) -> Tensor:
-    """Cumulative product along ``axis``; the VJP is exact at zeros too (products of the other factors)."""
+    """Cumulative product along ``axis``; the VJP is exact at zeros too (torch's O(n) rule per lane)."""
     return _cumulative(_CumulativeProd, "cumulative_prod", x, axis, dtype, include_initial, options)
 
 

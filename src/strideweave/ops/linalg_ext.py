@@ -134,7 +134,8 @@ def solve(x1, x2, /, *, options=None) -> Tensor:
 
 
 def _det_forward(xp, a):
-    return xp.linalg.det(a), a
+    d = xp.linalg.det(a)
+    return d, (d, a)
 
 
 def _others_product(xp, s):
@@ -154,16 +155,27 @@ def _cofactors(xp, a):
 
 
 def _det_vjp(xp, g, kept):
-    # The cofactor matrix is det(A) A^-T where A is invertible, and stays defined where it is not
-    # (torch's rule for singular inputs): one formula for both, with no branch on the values.
-    return (g[..., None, None] * _cofactors(xp, kept),)
+    # torch's rule: g det(A) A^-T, by one solve against A^T; the cofactor matrix (exact where A is
+    # singular, torch's subgradient there) only for the matrices whose determinant is 0.
+    d, a = kept
+    scaled = g * d
+    n = a.shape[-1]
+    eye = xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None))
+    singular = d == 0
+    if not bool(xp.any(singular)):
+        return (xp.linalg.solve(_mT(xp, a), scaled[..., None, None] * eye),)
+    mask = singular[..., None, None]
+    invertible = xp.where(mask, eye, a)  # an identity in place of each singular matrix, for the solve
+    scaled = xp.where(singular, xp.zeros_like(scaled), scaled)
+    by_solve = xp.linalg.solve(_mT(xp, invertible), scaled[..., None, None] * eye)
+    return (xp.where(mask, g[..., None, None] * _cofactors(xp, a), by_solve),)
 
 
 _Det = natural_op("det", _det_forward, _det_vjp, reads_inputs=False)
 
 
 def det(x, /, *, options=None) -> Tensor:
-    """Determinant of each square matrix; VJP ``g`` times the cofactor matrix (``det(A) A^-T`` when invertible)."""
+    """Determinant of each square matrix; VJP ``g det(A) A^-T`` by a solve, the cofactor matrix where singular."""
     return _run(_Det, (_square(x, "det"),), options)
 
 

@@ -8,10 +8,12 @@ from typing import Any
 from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import CompoundDType, SimpleDType
 from ..layout import Layout
+from ..layout.order import row_major
 from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadcast
 from ..tensors.tensor import Tensor
 from ..tensors.values import as_array_like, mode_operand, operand, operation_kind, wrap
 from ._args import axis as _axis
+from ._natural import natural, wrap_natural
 from ._primitive import Primitive
 
 __all__ = ["astype", "clip", "concat", "copy", "detach", "stack", "where"]
@@ -52,8 +54,13 @@ class Concat(Primitive):
         extents = tuple(t._layout.mode_sizes[mode] for t in tensors)
         self.kind = kind
         self.saved = (axis, extents)
-        out = kind.namespace.concat([mode_operand(t, kind) for t in tensors], axis=axis)
         out_modes = (*modes[:mode], sum(extents), *modes[mode + 1:])
+        if all(t._layout == row_major(t._layout.mode_sizes) for t in tensors):
+            # C-ordered operands (arrays wrapped as they are): joined in their own order, the result is
+            # row-major too; joining their reversed views would leave a transposed result to copy.
+            out = kind.namespace.concat([natural(t, kind) for t in tensors], axis=mode)
+            return wrap_natural(out, kind)
+        out = kind.namespace.concat([mode_operand(t, kind) for t in tensors], axis=axis)
         return wrap(out, Layout.canonical(out_modes), kind)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:

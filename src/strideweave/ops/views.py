@@ -58,6 +58,12 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         if g_carrier is not None:
             return Tensor._make(g_carrier, s_layout, 0), owned
     values = operand(gradient, kind)
+    stretched = broadcast_axes(view_layout)
+    if stretched:
+        # The engine aggregated the cotangent of a broadcast view (equal along its stride-0 axes): one
+        # value per storage slot is written, an array of the source's size rather than the view's.
+        values = values[tuple(slice(0, 1) if a in stretched else slice(None) for a in range(values.ndim))]
+        view_layout = _unstretched(view_layout)
     lo = min(s_offset, view_offset)
     hi = max(s_offset + s_layout.cosize, view_offset + view_layout.cosize)
     buffer = carrier.fresh(hi - lo)
@@ -74,6 +80,12 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         first = is_first if first is None else first & is_first
     picked = slots if first is None else xp.where(first, slots, xp.zeros_like(slots))
     return wrap(xp.broadcast_to(picked, rev_shape), Layout.canonical(s_layout.shape.modes), kind), False
+
+
+def _unstretched(layout: Layout) -> Layout:
+    """``layout``'s leaves as flat modes, each stride-0 leaf of extent > 1 cut to extent 1."""
+    shape = tuple(1 if stride == 0 else extent for extent, stride in zip(layout.leaf_shape, layout.leaf_stride))
+    return Layout(shape, tuple(layout.leaf_stride))
 
 
 def batched_view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor) -> Tensor:
