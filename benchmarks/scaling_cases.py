@@ -191,6 +191,8 @@ CASES = [
     Case("cumulative_sum", lambda xp, a: xp.cumulative_sum(a), ("x",)),
     Case("cumulative_prod", lambda xp, a: xp.cumulative_prod(a), ("near1",)),
     Case("cumulative_prod [one zero]", lambda xp, a: xp.cumulative_prod(a), ("zero1",)),
+    Case("cumsum", lambda xp, a: xp.cumsum(a), ("x",)),
+    Case("cumprod", lambda xp, a: xp.cumprod(a), ("near1",)),
     Case("diff", lambda xp, a: xp.diff(a), ("x",)),
     # ----- shape and copies
     Case("broadcast_arrays", lambda xp, r, m: xp.broadcast_arrays(r, m), ("row", "M")),
