@@ -12,6 +12,7 @@ from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
+from . import _common
 from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, vjp, wrap_native
 from ._native import native_function, native_values
 
@@ -48,14 +49,19 @@ class _Bridge:
 
     # -- running fn ------------------------------------------------------------------------
     def evaluate(self, arrays) -> tuple[list, tuple]:
-        """``fn`` on StrideWeave views of ``arrays`` (JAX arrays, or NumPy arrays on the host)."""
-        args = list(self.args)
-        inputs = []
-        for position, array in zip(self.positions, arrays):
-            args[position] = wrap_native(array)
-            inputs.append(args[position])
-        outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"{self.name}: fn")
+        """``fn`` on StrideWeave views of ``arrays`` (JAX arrays, or NumPy arrays on the host), which refuse
+        writes: JAX arrays are values, and a write into a differentiated one would bend its gradient."""
+        inputs = [wrap_native(array) for array in arrays]
+        args, kwargs = _common.placed(self.args, self.kwargs, self.positions, inputs)
+        with _common.refused_writes(inputs, self._write_refused):
+            result = self.fn(*args, **kwargs)
+        outputs, self.single = as_outputs(result, f"{self.name}: fn")
         return inputs, outputs
+
+    def _write_refused(self, index: int) -> str:
+        return (f"{self.name}: fn wrote into {_common.argument_name(self.positions[index])}; JAX arrays are "
+                "immutable and the bridge records no write into its inputs: write into a copy (x = xp.asarray(x, "
+                "copy=True)) or compute out of place")
 
     def declare(self, arrays) -> tuple:
         """``jax.ShapeDtypeStruct`` per output: from ``out_shape``, else from a trial run on ones."""
@@ -120,9 +126,9 @@ class _Bridge:
             if p.perturbed and dtype == np.float32:
                 self.wanted.append(i)
             elif p.perturbed and (np.issubdtype(dtype, np.inexact) or dtype.name == "bfloat16"):
-                raise ValueError(f"{self.name}: argument {self.positions[i]} is being differentiated but has dtype "
-                                 f"{dtype}; StrideWeave differentiates float32 only (cast it, or keep it out of "
-                                 "the differentiated arguments)")
+                raise ValueError(f"{self.name}: {_common.argument_name(self.positions[i])} is being differentiated "
+                                 f"but has dtype {dtype}; StrideWeave differentiates float32 only (cast it, or keep "
+                                 "it out of the differentiated arguments)")
         # Only a higher-order derivative differentiates fwd itself: refuse it by name.
         arrays = _first_order(self.name)(*arrays)
         return self.primal(*arrays), arrays
@@ -154,7 +160,11 @@ class _Bridge:
         live = [k for k, ct in enumerate(cts) if not isinstance(ct, zero) and np.dtype(ct.dtype) == np.float32]
         wanted = self.wanted
         result: list = [None] * len(arrays)  # None: a zero cotangent
-        if not wanted or not live:
+        if not wanted:
+            return tuple(result)
+        self.refuse_lost_precision(arrays, [k for k, ct in enumerate(cts) if not isinstance(ct, zero)
+                                            and k not in live and np.issubdtype(np.dtype(ct.dtype), np.inexact)])
+        if not live:
             return tuple(result)
         # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
         values = _first_order(self.name)(*arrays, *[cts[k] for k in live])
@@ -168,6 +178,20 @@ class _Bridge:
         for i, g in zip(wanted, grads):
             result[i] = g
         return tuple(result)
+
+    def refuse_lost_precision(self, arrays, indices) -> None:
+        """``Float32RuleError`` if a cotangent reached an output of ``indices`` (not Float32) that left Float32.
+
+        Learnt from a run of ``fn`` with recording on: on the arrays themselves,
+        or under tracing on ones of their shapes and dtypes, so the error is
+        raised where JAX traces the backward pass, not inside a callback.
+        """
+        if not indices:
+            return
+        values = [np.ones(a.shape, a.dtype) if _is_tracer(a) else a for a in arrays]
+        with grad_mode(True), np.errstate(all="ignore"):
+            _, outputs = self.evaluate(values)
+        _common.refuse_lost_precision(outputs, indices, self.name)
 
     def _host_vjp_numpy(self, wanted, live, plan, *operands):
         return tuple(np.asarray(g) for g in self.host_vjp(wanted, live, *_unpack(operands, plan)))
@@ -234,8 +258,10 @@ def _first_order(name: str):
 def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
     """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` accept.
 
-    Positional JAX (and NumPy) arrays reach ``fn`` as StrideWeave Tensors;
-    every other argument passes through unchanged (a constant under ``jax.jit``).
+    JAX (and NumPy) arrays, positional or keyword, reach ``fn`` as StrideWeave
+    Tensors that refuse writes; every other argument passes through unchanged
+    (a constant under ``jax.jit``). A cotangent reaching an output that left
+    Float32 raises ``Float32RuleError``.
     Eagerly ``fn`` runs on JAX carriers; under a JAX transformation it runs on
     the host through ``jax.pure_callback`` (CPU), with output shapes and
     dtypes from ``out_shape`` (a ``jax.ShapeDtypeStruct``, a tuple of them, or
@@ -250,14 +276,15 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
         jax = _jax()
         # NumPy arrays are array arguments too, as everywhere in JAX.
         args = tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-        positions = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
-        if not positions:
+        kwargs = {k: jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for k, a in kwargs.items()}
+        keys, arrays = _common.array_arguments(args, kwargs, lambda a: isinstance(a, jax.Array))
+        if not keys:
             raise TypeError(f"jax_function({fn_name(fn)}): expected at least one JAX array argument, got "
                             f"{[type(a).__name__ for a in args]}")
-        bridge = _Bridge(fn, args, kwargs, positions, out_shape)
+        bridge = _Bridge(fn, args, kwargs, keys, out_shape)
         wrapped = jax.custom_vjp(bridge.primal)
         wrapped.defvjp(bridge.fwd, bridge.bwd, symbolic_zeros=True)
-        return wrapped(*[args[i] for i in positions])
+        return wrapped(*arrays)
 
     return call
 
