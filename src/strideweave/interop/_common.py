@@ -182,17 +182,28 @@ def wrap_native(array: Any) -> Tensor:
     view of the tensor's memory; anything else goes through ``sw.tensor``.
     """
     if isinstance(array, np.ndarray):
-        return _wrap_array(array)
+        return _wrap_array(array) if array.ndim else _scalar(_wrap_array(array))
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(array, torch.Tensor):
-        return _wrap(array)
+        return _wrap(array) if array.ndim else _scalar(_wrap(array))
     return wrap_torch(array, torch.Tensor)
 
 
 def wrap_torch(array: Any, tensor_type: type) -> Tensor:
     """``wrap_native`` for a tensor the caller knows is a ``torch.Tensor`` (``tensor_type``)."""
     wrapped = wrapped_torch(array, tensor_type)
-    return _wrap(array) if wrapped is None else wrapped  # (torch counts its versions: nothing to watch)
+    if wrapped is None:  # (torch counts its versions: nothing to watch)
+        return _wrap(array) if array.ndim else _scalar(_wrap(array))
+    return wrapped
+
+
+_SCALAR_LAYOUT = Layout._trusted((), ())
+
+
+def _scalar(wrapped: Tensor) -> Tensor:
+    """A 0-d argument as a 0-d Tensor, as ``xp.asarray`` makes it (``sw.tensor`` lays a scalar out with shape
+    ``(1,)``, which would change what ``fn`` computes from it: its reductions, broadcasts and result shapes)."""
+    return Tensor._make(wrapped._carriers[0], _SCALAR_LAYOUT, wrapped._offset)
 
 
 #: id(torch tensor) -> (weak reference, data pointer, wrap-plan key, Tensor): the view ``held_wrap`` made of a
@@ -231,7 +242,7 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
                 pass
     wrapped = wrapped_torch(array, tensor_type)
     if wrapped is None:  # a tensor sw.tensor lays out itself (0-d, empty, a foreign dtype): never held
-        return _wrap(array)
+        return wrap_torch(array, tensor_type)
     if len(_HELD) >= _HELD_LIMIT:
         _HELD.clear()
     try:
