@@ -109,25 +109,25 @@ class refused_writes:
     for the i-th), before anything is written: a bridge lends its caller's arrays to ``fn`` read-only.
 
     A class rather than a ``contextlib`` generator, as ``grad_mode``: the torch bridge enters one per call.
+    The block registers itself as the refusal of each carrier (``WRITE_REFUSALS``), called with the carrier.
     """
 
-    __slots__ = ("added", "entries")
+    __slots__ = ("added", "carriers", "message")
 
     def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str]) -> None:
-        self.entries = [(id(c), functools.partial(_refusal, message, i))
-                        for i, t in enumerate(tensors) for c in t._carriers]
+        self.carriers = {id(c): i for i, t in enumerate(tensors) for c in t._carriers}
+        self.message = message
 
     def __enter__(self) -> None:
         # A carrier already refused (the same tensor passed twice, or by another call) keeps its first entry.
-        self.added = [key for key, make in self.entries if WRITE_REFUSALS.setdefault(key, make) is make]
+        self.added = [key for key in self.carriers if WRITE_REFUSALS.setdefault(key, self) is self]
 
     def __exit__(self, *exc) -> None:
         for key in self.added:
             WRITE_REFUSALS.pop(key, None)
 
-
-def _refusal(message: Callable[[int], str], index: int) -> LeafWriteError:
-    return LeafWriteError(message(index))
+    def __call__(self, carrier: Any) -> LeafWriteError:
+        return LeafWriteError(self.message(self.carriers[id(carrier)]))
 
 
 def lost_precision(output: Tensor) -> str | None:

@@ -73,8 +73,7 @@ class _Call:
         args, kwargs = placed(self.args, self.kwargs, self.keys, inputs)
         if record:
             lent = [i for i, native in enumerate(natives) if native.requires_grad]
-            with grad_mode(True), refused_writes([inputs[i] for i in lent],
-                                                 lambda j: self._write_refused(lent[j])):
+            with grad_mode(True), refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])):
                 result = self.fn(*args, **kwargs)
         else:
             with grad_mode(False):
