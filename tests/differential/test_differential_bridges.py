@@ -27,7 +27,7 @@ from _diff_runner import AGREE, FAILURES, LOUD, SILENT, TALLY, Tally, judge, min
 SOAK = bool(os.environ.get("STRIDEWEAVE_SOAK"))
 EXAMPLES = int(os.environ.get("STRIDEWEAVE_DIFF_EXAMPLES", "1500" if SOAK else "10"))
 #: JAX compiles every new shape of every primitive it runs eagerly: its CI share is smaller
-CI_EXAMPLES = {"jax_function": 3, "jax_function+jit": 5}
+CI_EXAMPLES = {"jax_function": 2, "jax_function+jit": 4}
 MAX_MINIMISED = 12
 
 
