@@ -198,7 +198,11 @@ def classify(program: Program, carrier: str, *, singular: bool = False) -> Outco
     ref = run_torch(program, singular)
     if isinstance(ref.error, NearSingular):
         return Outcome(SINGULAR, str(ref.error))
-    mine = run_strideweave(program, carrier)
+    return judge(program, run_strideweave(program, carrier), ref)
+
+
+def judge(program: Program, mine: Run, ref: Run) -> Outcome:
+    """How StrideWeave's run ``mine`` of ``program`` compares with the torch float64 run ``ref``."""
     if mine.error is not None and not isinstance(mine.error, EXPECTED_ERRORS):
         tb = "".join(traceback.format_exception(mine.error)[-6:])
         return Outcome(CRASH, _error_text(mine) + "\n" + tb)
@@ -227,8 +231,9 @@ def _message(outcome: Outcome) -> str:
     return head + outcome.detail.split("): ", 1)[-1][:50]
 
 
-def minimize(program: Program, carrier: str, kind: str, *, singular: bool = False) -> Program:
-    """Drop statements and leaves while the program still fails the same way (a refusal: the same error)."""
+def minimize(program: Program, carrier: str, kind: str, *, singular: bool = False, classify=classify) -> Program:
+    """Drop statements and leaves while the program still fails the same way (a refusal: the same error);
+    ``classify`` runs a candidate (the bridges' tester passes its own)."""
     first = classify(program, carrier, singular=singular)
     target = (kind, _message(first) if first.kind == kind else "")
 

@@ -33,9 +33,14 @@ from .generic import _SCALARS, GenericHooks
 from .kind import CarrierKind, kind_of_parts
 from .watch import ContentWatch
 
-__all__ = ["Carrier"]
+__all__ = ["WRITE_REFUSALS", "Carrier"]
 
 _CACHE_LIMIT = 16  # native index arrays kept per carrier
+
+#: id(carrier) -> a callable making, from the carrier, the exception that a write into it raises before
+#: anything is written: storage lent on the condition that it stays unchanged (a bridge's caller's tensor
+#: that requires grad). Empty but for such a call, so a write pays one truth test.
+WRITE_REFUSALS: dict[int, Any] = {}
 
 
 def _checked_offset(carrier, layout, offset):
@@ -374,6 +379,8 @@ class Carrier(GenericHooks):
 
     def replace(self, array1d):
         """Swap in a new buffer of the same size and dtype, and bump ``version``."""
+        if WRITE_REFUSALS and id(self) in WRITE_REFUSALS:
+            raise WRITE_REFUSALS[id(self)](self)
         cls = type(self)
         cls._namespace_of(array1d)
         if getattr(array1d, "ndim", None) != 1 or int(array1d.shape[0]) != self._size:
@@ -432,6 +439,8 @@ class Carrier(GenericHooks):
         Duplicate targets (non-injective layouts) receive one of their values,
         unspecified which.  Bumps ``version``; writes nothing on error.
         """
+        if WRITE_REFUSALS and id(self) in WRITE_REFUSALS:
+            raise WRITE_REFUSALS[id(self)](self)
         offset, rs = self._checked(layout, offset)
         vals = self._prepare_values(values, rs, "scatter")
         with lock_for(self):
@@ -447,6 +456,8 @@ class Carrier(GenericHooks):
 
     def scatter_add_rev(self, layout, offset, values):
         """Add rev-shaped ``values`` at ``layout``; duplicate offsets accumulate."""
+        if WRITE_REFUSALS and id(self) in WRITE_REFUSALS:
+            raise WRITE_REFUSALS[id(self)](self)
         offset, rs = self._checked(layout, offset)
         if self._dtype.kind == "bool":
             raise TypeError(f"scatter_add needs a numeric carrier, got dtype {self._dtype!r}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,21 +22,29 @@ import numpy as np
 from ..autograd.cotangents import gradient_layout
 from ..autograd.functional import _refuse_higher_order, _run
 from ..carriers import transfer
+from ..carriers.base import WRITE_REFUSALS
 from ..dtypes import DType
+from ..errors import Float32RuleError, LeafWriteError
 from ..layout import Layout
 from ..operation import Operation, is_grad_enabled, set_grad_enabled
 from ..ops import reshape
 from ..tensors.creation import tensor as _wrap
 from ..tensors.creation import wrap_native as _wrap_array
 from ..tensors.creation import wrapped_torch, zeros
-from ..tensors.tensor import Tensor
+from ..tensors.tensor import Tensor, lost_precision_origin
 
 __all__ = [
+    "argument_name",
+    "array_arguments",
     "as_outputs",
     "cotangent_from_native",
     "fn_name",
     "grad_mode",
     "held_wrap",
+    "lost_precision",
+    "placed",
+    "refuse_lost_precision",
+    "refused_writes",
     "vjp",
     "wrap_native",
     "wrap_torch",
@@ -68,6 +76,89 @@ class grad_mode:
         set_grad_enabled(self.previous)
 
 
+def array_arguments(args: tuple, kwargs: dict, is_array: Callable[[Any], bool]) -> tuple[list, list]:
+    """``(keys, arrays)``: the arguments ``is_array`` accepts, positional ones by index, then keywords by name.
+
+    Keyword arrays are inputs like positional ones (differentiated, wrapped),
+    as a ``torch.autograd.Function`` user would expect of them.
+    """
+    keys: list = [i for i, a in enumerate(args) if is_array(a)]
+    keys += [k for k, a in kwargs.items() if is_array(a)]
+    return keys, [args[k] if k.__class__ is int else kwargs[k] for k in keys]
+
+
+def placed(args: tuple, kwargs: dict, keys: Sequence, values: Sequence) -> tuple[list, dict]:
+    """``args`` and ``kwargs`` with ``values`` in the places ``keys`` name (``array_arguments``' keys)."""
+    args_out = list(args)
+    kwargs_out = dict(kwargs) if kwargs else kwargs
+    for key, value in zip(keys, values):
+        if key.__class__ is int:
+            args_out[key] = value
+        else:
+            kwargs_out[key] = value
+    return args_out, kwargs_out
+
+
+def argument_name(key: int | str) -> str:
+    """``argument 0`` or ``keyword argument 'w'``, for a key of ``array_arguments``."""
+    return f"argument {key}" if key.__class__ is int else f"keyword argument {key!r}"
+
+
+class refused_writes:
+    """Inside the block, a write into the storage of ``tensors`` raises ``LeafWriteError`` (``message(i)``
+    for the i-th), before anything is written: a bridge lends its caller's arrays to ``fn`` read-only.
+
+    A class rather than a ``contextlib`` generator, as ``grad_mode``: the torch bridge enters one per call.
+    The block registers itself as the refusal of each carrier (``WRITE_REFUSALS``), called with the carrier.
+    """
+
+    __slots__ = ("added", "carriers", "message")
+
+    def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str]) -> None:
+        self.carriers = {id(c): i for i, t in enumerate(tensors) for c in t._carriers}
+        self.message = message
+
+    def __enter__(self) -> None:
+        # A carrier already refused (the same tensor passed twice, or by another call) keeps its first entry.
+        self.added = [key for key in self.carriers if WRITE_REFUSALS.setdefault(key, self) is self]
+
+    def __exit__(self, *exc) -> None:
+        for key in self.added:
+            WRITE_REFUSALS.pop(key, None)
+
+    def __call__(self, carrier: Any) -> LeafWriteError:
+        return LeafWriteError(self.message(self.carriers[id(carrier)]))
+
+
+def lost_precision(output: Tensor) -> str | None:
+    """Where a floating ``output`` that is not Float32 left Float32 (``lost_precision_origin``), if it did.
+
+    Such an output depends on a Float32 Tensor through a value that cannot carry
+    a gradient; None for Float32, integer and bool outputs and for floating ones
+    computed from no Float32 Tensor (their gradient is a true zero).
+    """
+    if output._dtype is DType.Float32 or output._dtype.kind not in ("float", "complex"):
+        return None
+    return lost_precision_origin(output)
+
+
+def refuse_lost_precision(outputs: Sequence[Tensor] | Mapping[int, Tensor], indices: Sequence[int], where: str) -> None:
+    """``Float32RuleError`` when a cotangent reached output ``k`` (of ``indices``) that left Float32.
+
+    The bridges' side of the Float32 rule: StrideWeave's own ``backward`` on
+    such a value raises, so a native cotangent arriving there must too, instead
+    of the bridge dropping it and handing back a partial gradient.
+    """
+    for k in indices:
+        origin = lost_precision(outputs[k])
+        if origin is not None:
+            raise Float32RuleError(
+                f"{where}: backward reached output {k} ({outputs[k].dtype!r}), computed from a Float32 Tensor "
+                f"that {origin}; only Float32 is differentiable, so no gradient flows through that output: keep "
+                "fn's computation in float32 (cast its float64 inputs with xp.astype(y, xp.float32)) to "
+                "differentiate through it, or detach the output where its gradient should be zero")
+
+
 def as_outputs(result: Any, where: str) -> tuple[tuple[Tensor, ...], bool]:
     """``(outputs, single)`` for what a StrideWeave function returned: one Tensor or a tuple / list of them."""
     if isinstance(result, Tensor):
@@ -91,17 +182,28 @@ def wrap_native(array: Any) -> Tensor:
     view of the tensor's memory; anything else goes through ``sw.tensor``.
     """
     if isinstance(array, np.ndarray):
-        return _wrap_array(array)
+        return _wrap_array(array) if array.ndim else _scalar(_wrap_array(array))
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(array, torch.Tensor):
-        return _wrap(array)
+        return _wrap(array) if array.ndim else _scalar(_wrap(array))
     return wrap_torch(array, torch.Tensor)
 
 
 def wrap_torch(array: Any, tensor_type: type) -> Tensor:
     """``wrap_native`` for a tensor the caller knows is a ``torch.Tensor`` (``tensor_type``)."""
     wrapped = wrapped_torch(array, tensor_type)
-    return _wrap(array) if wrapped is None else wrapped  # (torch counts its versions: nothing to watch)
+    if wrapped is None:  # (torch counts its versions: nothing to watch)
+        return _wrap(array) if array.ndim else _scalar(_wrap(array))
+    return wrapped
+
+
+_SCALAR_LAYOUT = Layout._trusted((), ())
+
+
+def _scalar(wrapped: Tensor) -> Tensor:
+    """A 0-d argument as a 0-d Tensor, as ``xp.asarray`` makes it (``sw.tensor`` lays a scalar out with shape
+    ``(1,)``, which would change what ``fn`` computes from it: its reductions, broadcasts and result shapes)."""
+    return Tensor._make(wrapped._carriers[0], _SCALAR_LAYOUT, wrapped._offset)
 
 
 #: id(torch tensor) -> (weak reference, data pointer, wrap-plan key, Tensor): the view ``held_wrap`` made of a
@@ -140,7 +242,7 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
                 pass
     wrapped = wrapped_torch(array, tensor_type)
     if wrapped is None:  # a tensor sw.tensor lays out itself (0-d, empty, a foreign dtype): never held
-        return _wrap(array)
+        return wrap_torch(array, tensor_type)
     if len(_HELD) >= _HELD_LIMIT:
         _HELD.clear()
     try:

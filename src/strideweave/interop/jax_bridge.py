@@ -14,6 +14,7 @@ from ..dtypes import DType
 from ..errors import MissingBackendError
 from ..operation import no_grad
 from ..tensors.tensor import Tensor
+from . import _common
 from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, vjp, wrap_native
 from ._native import native_function, native_values
 
@@ -81,17 +82,23 @@ class _Bridge:
         self.single = True
         self.specs: Any = None  # the declared output specs, set by the first trace
         self.wanted: list[int] = []
+        self.lost: dict[int, Tensor] = {}  # staged outputs that left Float32, by output number
 
     # -- running fn ------------------------------------------------------------------------
     def evaluate(self, arrays) -> tuple[list, tuple]:
-        """``fn`` on StrideWeave views of ``arrays`` (JAX arrays, or NumPy arrays on the host)."""
-        args = list(self.args)
-        inputs = []
-        for position, array in zip(self.positions, arrays):
-            args[position] = wrap_native(array)
-            inputs.append(args[position])
-        outputs, self.single = as_outputs(self.fn(*args, **self.kwargs), f"{self.name}: fn")
+        """``fn`` on StrideWeave views of ``arrays`` (JAX arrays, or NumPy arrays on the host), which refuse
+        writes: JAX arrays are values, and a write into a differentiated one would bend its gradient."""
+        inputs = [wrap_native(array) for array in arrays]
+        args, kwargs = _common.placed(self.args, self.kwargs, self.positions, inputs)
+        with _common.refused_writes(inputs, self._write_refused):
+            result = self.fn(*args, **kwargs)
+        outputs, self.single = as_outputs(result, f"{self.name}: fn")
         return inputs, outputs
+
+    def _write_refused(self, index: int) -> str:
+        return (f"{self.name}: fn wrote into {_common.argument_name(self.positions[index])}; JAX arrays are "
+                "immutable and the bridge records no write into its inputs: write into a copy (x = xp.asarray(x, "
+                "copy=True)) or compute out of place")
 
     def declare(self, arrays) -> tuple:
         """``jax.ShapeDtypeStruct`` per output: from ``out_shape``, else from a trial run on ones."""
@@ -179,9 +186,9 @@ class _Bridge:
             if p.perturbed and dtype == np.float32:
                 self.wanted.append(i)
             elif p.perturbed and (np.issubdtype(dtype, np.inexact) or dtype.name == "bfloat16"):
-                raise ValueError(f"{self.name}: argument {self.positions[i]} is being differentiated but has dtype "
-                                 f"{dtype}; StrideWeave differentiates float32 only (cast it, or keep it out of "
-                                 "the differentiated arguments)")
+                raise ValueError(f"{self.name}: {_common.argument_name(self.positions[i])} is being differentiated "
+                                 f"but has dtype {dtype}; StrideWeave differentiates float32 only (cast it, or keep "
+                                 "it out of the differentiated arguments)")
         # Only a higher-order derivative differentiates fwd itself: refuse it by name.
         arrays = _first_order(self.name)(*arrays)
         if not any(is_tracer(a) for a in arrays):
@@ -204,6 +211,8 @@ class _Bridge:
         results = self.staged(arrays, outputs)
         wanted = list(self.wanted)
         live = [k for k, o in enumerate(outputs) if o.dtype is DType.Float32 and o.is_differentiable()]
+        # Outputs that left Float32 get no gradient: a cotangent reaching one is refused in bwd.
+        self.lost = {k: o for k, o in enumerate(outputs) if _common.lost_precision(o) is not None}
         targets = [inputs[i] for i in wanted]
 
         def pullback(*cts):
@@ -246,6 +255,8 @@ class _Bridge:
             result: list = [None] * len(self.positions)  # None: a zero cotangent
             if not residual.wanted:
                 return tuple(result)
+            _common.refuse_lost_precision(self.lost, [k for k in self.lost if not isinstance(cts[k], zero)],
+                                          self.name)
             live = [jax.numpy.zeros(var.aval.shape, np.float32) if isinstance(cts[k], zero) else cts[k]
                     for k, var in zip(residual.live, residual.jaxpr.invars)]
             # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
@@ -257,8 +268,12 @@ class _Bridge:
         arrays = residual
         live = [k for k, ct in enumerate(cts) if not isinstance(ct, zero) and np.dtype(ct.dtype) == np.float32]
         wanted = self.wanted
-        result = [None] * len(arrays)
-        if not wanted or not live:
+        result: list = [None] * len(arrays)  # None: a zero cotangent
+        if not wanted:
+            return tuple(result)
+        self.refuse_lost_precision(arrays, [k for k, ct in enumerate(cts) if not isinstance(ct, zero)
+                                            and k not in live and np.issubdtype(np.dtype(ct.dtype), np.inexact)])
+        if not live:
             return tuple(result)
         # Differentiating this backward pass (jax.hessian, grad of grad) stops here with a clear error.
         values = _first_order(self.name)(*arrays, *[cts[k] for k in live])
@@ -272,6 +287,20 @@ class _Bridge:
         for i, g in zip(wanted, grads):
             result[i] = g
         return tuple(result)
+
+    def refuse_lost_precision(self, arrays, indices) -> None:
+        """``Float32RuleError`` if a cotangent reached an output of ``indices`` (not Float32) that left Float32.
+
+        Learnt from a run of ``fn`` with recording on: on the arrays themselves,
+        or under tracing on ones of their shapes and dtypes, so the error is
+        raised where JAX traces the backward pass, not inside a callback.
+        """
+        if not indices:
+            return
+        values = [np.ones(a.shape, a.dtype) if is_tracer(a) else a for a in arrays]
+        with grad_mode(True), np.errstate(all="ignore"):
+            _, outputs = self.evaluate(values)
+        _common.refuse_lost_precision(outputs, indices, self.name)
 
     def _host_vjp_numpy(self, wanted, live, plan, *operands):
         return tuple(np.asarray(g) for g in self.host_vjp(wanted, live, *_unpack(operands, plan)))
@@ -338,15 +367,17 @@ def _first_order(name: str):
 def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
     """Wrap a StrideWeave function as a JAX function that ``jax.grad``, ``jax.jit`` and ``jax.vmap`` accept.
 
-    Positional JAX (and NumPy) arrays reach ``fn`` as StrideWeave Tensors on
-    JAX carriers; every other argument passes through unchanged (a constant
-    under ``jax.jit``). ``fn`` and its StrideWeave backward are traced into the
-    JAX program: under ``jax.jit`` one XLA computation, batched by ``jax.vmap``.
-    ``out_shape`` (a ``jax.ShapeDtypeStruct``, a tuple of them, or a callable
-    taking the arrays' ``ShapeDtypeStruct``) is checked against the outputs.
-    Only an ``fn`` that reads values (``float(t)``, ``t.numpy()``) runs on
-    the host through ``jax.pure_callback`` instead (CPU; ``jax.vmap`` loops),
-    with output shapes from ``out_shape`` or else from a trial run on ones.
+    JAX (and NumPy) arrays, positional or keyword, reach ``fn`` as StrideWeave
+    Tensors on JAX carriers that refuse writes; every other argument passes
+    through unchanged (a constant under ``jax.jit``). ``fn`` and its
+    StrideWeave backward are traced into the JAX program: under ``jax.jit``
+    one XLA computation, batched by ``jax.vmap``. A cotangent reaching an
+    output that left Float32 raises ``Float32RuleError``. ``out_shape`` (a
+    ``jax.ShapeDtypeStruct``, a tuple of them, or a callable taking the
+    arrays' ``ShapeDtypeStruct``) is checked against the outputs. Only an
+    ``fn`` that reads values (``float(t)``, ``t.numpy()``) runs on the host
+    through ``jax.pure_callback`` instead (CPU; ``jax.vmap`` loops), with
+    output shapes from ``out_shape`` or else from a trial run on ones.
     """
     if not callable(fn):
         raise TypeError(f"jax_function: fn must be callable, got {type(fn).__name__}: {fn!r}")
@@ -356,14 +387,15 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
         jax = _jax()
         # NumPy arrays are array arguments too, as everywhere in JAX.
         args = tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-        positions = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
-        if not positions:
+        kwargs = {k: jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for k, a in kwargs.items()}
+        keys, arrays = _common.array_arguments(args, kwargs, lambda a: isinstance(a, jax.Array))
+        if not keys:
             raise TypeError(f"jax_function({fn_name(fn)}): expected at least one JAX array argument, got "
                             f"{[type(a).__name__ for a in args]}")
-        bridge = _Bridge(fn, args, kwargs, positions, out_shape)
+        bridge = _Bridge(fn, args, kwargs, keys, out_shape)
         wrapped = jax.custom_vjp(bridge.primal)
         wrapped.defvjp(bridge.fwd, bridge.bwd, symbolic_zeros=True)
-        return wrapped(*[args[i] for i in positions])
+        return wrapped(*arrays)
 
     return call
 

@@ -9,7 +9,21 @@ from typing import Any
 from ..carriers import resolve, transfer
 from ..errors import MissingBackendError
 from ..tensors.tensor import Tensor
-from ._common import as_outputs, cotangent_from_native, fn_name, grad_mode, held_wrap, vjp, wrap_torch
+from ._common import (
+    argument_name,
+    array_arguments,
+    as_outputs,
+    cotangent_from_native,
+    fn_name,
+    grad_mode,
+    held_wrap,
+    lost_precision,
+    placed,
+    refuse_lost_precision,
+    refused_writes,
+    vjp,
+    wrap_torch,
+)
 from ._native import native_function, native_values
 
 __all__ = ["from_torch", "torch_function"]
@@ -33,29 +47,37 @@ def _torch() -> Any:
 class _Call:
     """One call of a wrapped function: what to run, and the StrideWeave graph it built."""
 
-    __slots__ = ("args", "fn", "inputs", "kwargs", "name", "outputs", "positions", "single")
+    __slots__ = ("args", "fn", "inputs", "keys", "kwargs", "name", "outputs", "single")
 
-    def __init__(self, fn, name, args, kwargs, positions):
-        self.fn, self.name, self.args, self.kwargs, self.positions = fn, name, args, kwargs, positions
+    def __init__(self, fn, name, args, kwargs, keys):
+        self.fn, self.name, self.args, self.kwargs, self.keys = fn, name, args, kwargs, keys
         self.inputs: Sequence[Any] = ()
         self.outputs: Sequence[Any] = ()
         self.single = True
 
     def run(self, natives, record: bool) -> tuple:
-        """Run ``fn`` on StrideWeave views of ``natives``; return its outputs as torch tensors."""
+        """Run ``fn`` on StrideWeave views of ``natives``; return its outputs as torch tensors.
+
+        Recording, the views of tensors that require grad refuse writes, as
+        torch refuses an in-place write into a leaf that requires grad.
+        """
         tensor_type = _TORCH.Tensor
-        args = list(self.args)
         inputs = []
         seen = set()
-        for position, native in zip(self.positions, natives):
+        for native in natives:
             wrapped = held_wrap(native, tensor_type)  # a view of the same storage: no copy
             if id(wrapped) in seen:  # the same tensor passed twice: two leaves, each with its own gradient
                 wrapped = wrap_torch(native, tensor_type)
             seen.add(id(wrapped))
-            args[position] = wrapped
             inputs.append(wrapped)
-        with grad_mode(record):
-            result = self.fn(*args, **self.kwargs)
+        args, kwargs = placed(self.args, self.kwargs, self.keys, inputs)
+        if record:
+            lent = [i for i, native in enumerate(natives) if native.requires_grad]
+            with grad_mode(True), refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])):
+                result = self.fn(*args, **kwargs)
+        else:
+            with grad_mode(False):
+                result = self.fn(*args, **kwargs)
         outputs, self.single = as_outputs(result, f"torch_function({self.name}): fn")
         self.inputs, self.outputs = inputs, outputs
         results = []
@@ -65,6 +87,12 @@ class _Call:
                 array = transfer(array, resolve("torch"))
             results.append(array)
         return tuple(results)
+
+    def _write_refused(self, index: int) -> str:
+        return (f"torch_function({self.name}): fn wrote into {argument_name(self.keys[index])}, a torch tensor "
+                "that requires grad; torch refuses an in-place write into a leaf that requires grad, and the "
+                "bridge records no write into its inputs: write into a copy (x = xp.asarray(x, copy=True)), or "
+                "pass a tensor that does not require grad")
 
 
 def native_view(t: Tensor):
@@ -124,7 +152,8 @@ def _function_class():
             # and an in-place change of an input between forward and backward.
             ctx.save_for_backward(*natives)
             for result, output in zip(results, call.outputs):
-                if not output.is_differentiable():
+                # An output that left Float32 stays in torch's graph: a cotangent reaching it raises in backward.
+                if not output.is_differentiable() and lost_precision(output) is None:
                     ctx.mark_non_differentiable(result)
             return results
 
@@ -136,8 +165,13 @@ def _function_class():
             outputs, inputs = call.outputs, call.inputs
             needs = ctx.needs_input_grad
             wanted = [i for i in range(len(natives)) if needs[i + 1]]
+            refuse_lost_precision(outputs, [k for k, g in enumerate(grad_outputs)
+                                            if g is not None and not outputs[k].is_differentiable()],
+                                  f"torch_function({name})")
             cotangents = []
             for k, g in enumerate(grad_outputs):
+                if g is not None and not outputs[k].is_differentiable():
+                    g = None  # a value computed from no Float32 Tensor: a true zero
                 if g is not None:
                     if g.requires_grad:  # create_graph=True: StrideWeave takes the values only
                         g = g.detach()
@@ -165,11 +199,14 @@ def _function_class():
 def torch_function(fn: Callable) -> Callable:
     """Wrap a StrideWeave function as a callable on torch tensors that ``torch.autograd`` differentiates.
 
-    Positional torch tensors reach ``fn`` as StrideWeave Tensors over the same
-    storage (no copy); every other argument passes through unchanged. ``fn``
-    returns a Tensor or a tuple of Tensors, handed back as torch tensors over
-    the same storage. Backward runs the StrideWeave engine; gradients are
-    first order (double backward raises ``RuntimeError``).
+    Torch tensors, positional or keyword, reach ``fn`` as StrideWeave Tensors
+    over the same storage (no copy) and get gradients; every other argument
+    passes through unchanged. ``fn`` returns a Tensor or a tuple of Tensors,
+    handed back as torch tensors over the same storage. Backward runs the
+    StrideWeave engine; gradients are first order (double backward raises
+    ``RuntimeError``), and a cotangent reaching an output that left Float32
+    raises ``Float32RuleError``. A write into a tensor that requires grad
+    raises ``LeafWriteError`` before anything is written.
     """
     if not callable(fn):
         raise TypeError(f"torch_function: fn must be callable, got {type(fn).__name__}: {fn!r}")
@@ -179,19 +216,17 @@ def torch_function(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any):
         torch = _torch()
-        positions, natives = [], []
+        tensor_type = torch.Tensor
+        keys, natives = array_arguments(args, kwargs, lambda a: isinstance(a, tensor_type))
         differentiated = False
-        for i, a in enumerate(args):
-            if isinstance(a, torch.Tensor):
-                if a.requires_grad:
-                    if a.dtype != torch.float32:
-                        raise ValueError(f"torch_function({name}): argument {i} requires grad but has dtype "
-                                         f"{a.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
-                                         "detach it)")
-                    differentiated = True
-                positions.append(i)
-                natives.append(a)
-        request = _Call(fn, name, args, kwargs, positions)
+        for key, a in zip(keys, natives):
+            if a.requires_grad:
+                if a.dtype != torch.float32:
+                    raise ValueError(f"torch_function({name}): {argument_name(key)} requires grad but has dtype "
+                                     f"{a.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
+                                     "detach it)")
+                differentiated = True
+        request = _Call(fn, name, args, kwargs, keys)
         if differentiated and torch.is_grad_enabled():
             results = _function_class().apply(request, *natives)
         else:
