@@ -12,6 +12,7 @@ from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadca
 from ..tensors.tensor import Tensor
 from ..tensors.values import as_array_like, mode_operand, operand, operation_kind, wrap
 from ._args import axis as _axis
+from ._args import not_a_tensor
 from ._primitive import Primitive
 
 __all__ = ["astype", "clip", "concat", "copy", "detach", "stack", "where"]
@@ -178,7 +179,7 @@ class Clip(_Selecting):
 
     def forward(self, x: Any, low: Any = None, high: Any = None, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"clip expects a Tensor, got {type(x).__name__}")
+            raise not_a_tensor("clip", x)
         args = [a for a in (x, low, high) if a is not None]
         kind, modes, values = self.operands(args, options)
         xp = kind.namespace
@@ -252,7 +253,7 @@ class Astype(Primitive):
 
     def forward(self, x: Any, *, dtype: SimpleDType, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"astype expects a Tensor, got {type(x).__name__}")
+            raise not_a_tensor("astype", x)
         if not isinstance(dtype, SimpleDType) or isinstance(dtype, CompoundDType):
             raise TypeError(f"astype expects a SimpleDType such as DType.Float32, got {dtype!r}")
         kind = operation_kind((x,), options)
@@ -282,7 +283,7 @@ class Copy(Primitive):
 
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"copy expects a Tensor, got {type(x).__name__}")
+            raise not_a_tensor("copy", x)
         kind = operation_kind((x,), options)
         self.kind = kind
         values = operand(x, kind)
@@ -306,5 +307,5 @@ def copy(x: Tensor, *, options=None) -> Tensor:
 def detach(x: Tensor) -> Tensor:
     """A Tensor sharing ``x``'s storage with no autograd history (never recorded)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"detach expects a Tensor, got {type(x).__name__}")
+        raise not_a_tensor("detach", x)
     return x._alias()
