@@ -184,3 +184,39 @@ def test_sums_and_products_of_small_integers_widen_as_the_standard_says(carrier,
                       (xp.cumulative_prod(x), np.cumprod(wide))):
         assert got.dtype == expected, (got.dtype, expected)
         assert got.numpy().tolist() == want.tolist()
+
+
+# ----- floor division where an operand is infinite -------------------------------------------------
+
+def test_floor_divide_by_or_of_infinity_gives_the_standards_values(carrier):
+    inf = float("inf")
+    # float64 values (narrowed to float32 on JAX without x64, as jnp.asarray narrows them)
+    a = xp.asarray(np.array([inf, inf, -inf, -inf, 1.0, -1.0, 1.0, -1.0, 7.0, -7.5]), device=carrier)
+    b = xp.asarray(np.array([2.0, -2.0, 2.0, -2.0, -inf, inf, inf, -inf, 2.0, 2.0]), device=carrier)
+    # floor(a / b) in float64: the standard's special cases (NumPy's own // gives nan and -1.0 here)
+    expected = np.floor(a.numpy() / b.numpy())
+    for got in (xp.floor_divide(a, b), a // b):
+        np.testing.assert_array_equal(got.numpy(), expected)
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(expected))  # -0.0 where it should be
+    scalar = (xp.asarray(inf, device=carrier) // 2.0, 1.0 // xp.asarray([-inf], device=carrier))
+    assert scalar[0].numpy().tolist() == inf and np.signbit(scalar[1].numpy()[0])
+    x = xp.asarray(np.array([inf, 5.0]), device=carrier)
+    with sw.no_grad():
+        x //= 2.0
+    assert x.numpy().tolist() == [inf, 2.0]
+    assert (xp.asarray([5, -5], device=carrier) // 2).numpy().tolist() == [2, -3]  # integers unchanged
+
+
+def test_a_zero_remainder_takes_the_sign_of_the_divisor(carrier):
+    a = xp.asarray(np.array([-0.0, 0.0, 4.0, -4.0, 5.5, -5.5]), device=carrier)
+    b = xp.asarray(np.array([2.0, -2.0, -2.0, 2.0, 2.0, -2.0]), device=carrier)
+    expected = np.remainder(a.numpy(), b.numpy())  # NumPy's zeros follow the divisor, as the standard says
+    for got in (xp.remainder(a, b), a % b):
+        np.testing.assert_array_equal(got.numpy(), expected)
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(expected))
+    assert np.signbit((xp.asarray(np.array([0.0]), device=carrier) % -2.0).numpy()).tolist() == [True]
+    x = xp.asarray([0.5, 2.5, -1.0], device=carrier)
+    xp.sum(xp.remainder(x, 1.0) * x).backward()  # still differentiable: d/dx (x mod 1) * x = (x mod 1) + x
+    tx = _float64(x)
+    (torch.remainder(tx, 1.0) * tx).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
