@@ -33,7 +33,7 @@ _CONVERT = "convert a native array or a Python value first with xp.asarray(a) (s
 def not_a_tensor(name: str, x: Any) -> TypeError:
     """The TypeError for ``x`` where ``name`` expects a Tensor: ``x``'s type as its library spells it
     (``torch.Tensor``, not a bare ``Tensor``), and how to convert it."""
-    return TypeError(f"{name} expects a StrideWeave Tensor, got {library_type_name(x)}: {x!r}; {_CONVERT}")
+    return TypeError(f"{name} expects a Tensor, got {library_type_name(x)}: {x!r}; {_CONVERT}")
 
 
 def no_tensor_operand(name: str, a: Any, b: Any) -> TypeError:
