@@ -115,11 +115,18 @@ def _default_for_native(obj, default):
         return None
     if own.cls is default.cls and own.namespace is default.namespace:
         return None
-    host = _HOST_KINDS.get(default)
-    if host is None:
-        host = _HOST_KINDS[default] = getattr(default.cls, "cpu_only", False) or _in_host_memory(
-            default.namespace.empty((0,), device=default.device))
-    return default if host and _in_host_memory(obj) else None
+    return default if _kind_in_host_memory(default) and _in_host_memory(obj) else None
+
+
+def _kind_in_host_memory(kind) -> bool:
+    try:
+        return _HOST_KINDS[kind]
+    except KeyError:
+        host = _HOST_KINDS[kind] = getattr(kind.cls, "cpu_only", False) or _in_host_memory(
+            kind.namespace.empty((0,), device=kind.device))
+        return host
+    except TypeError:  # an unhashable device: asked each time
+        return _in_host_memory(kind.namespace.empty((0,), device=kind.device))
 
 
 def _from_sequence(obj, dtype, device) -> Tensor:
