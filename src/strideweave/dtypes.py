@@ -26,6 +26,7 @@ __all__ = [
     "DType",
     "DTypeCategory",
     "SimpleDType",
+    "accumulation_dtype",
     "as_dtype",
     "as_python_scalar",
     "dtype_from_name",
@@ -44,13 +45,18 @@ def _kind_class(long: str) -> type:
 
     NumPy dtype code asks ``dtype.kind in "cfO"`` (a substring test on the
     code); StrideWeave's own code asks ``dtype.kind in ("float", "complex")``
-    and keys tables by the name, so the hash is the name's. Equality and hash
-    are builtin methods (a frozenset's ``__contains__``, the name's
-    ``__hash__``), so comparing a kind costs no Python call.
+    and keys tables by the name, so the hash is the name's. Comparing with
+    anything that is not a string (a list, an array) is ``False``, never an
+    error.
     """
+    names = frozenset({long, _NUMPY_KIND[long]})
+
+    def __eq__(self, other, _names=names):
+        return isinstance(other, str) and other in _names
+
     return type(f"Kind_{long}", (str,), {
         "__slots__": (), "__module__": __name__, "long": long,
-        "__eq__": frozenset({long, _NUMPY_KIND[long]}).__contains__,
+        "__eq__": __eq__,
         "__ne__": object.__ne__,  # the inverse of __eq__
         "__hash__": long.__hash__,
         "__reduce__": lambda self: (_kind, (self.long,)),
@@ -304,8 +310,22 @@ def _known_dtype(value) -> SimpleDType | None:
             issubclass(value, _np.generic) or value in _PY_TYPES)):
         try:
             return _BY_NAME.get(_np.dtype(value).name)
-        except TypeError:
+        except (TypeError, ValueError, SyntaxError):  # NumPy parses any string as a dtype spec ("a: b, c", ",")
             return None
+    return None
+
+
+def accumulation_dtype(dtype: SimpleDType, default_int: SimpleDType) -> SimpleDType | None:
+    """The standard's result dtype of ``sum``, ``prod`` and the cumulative ones given no ``dtype=``.
+
+    Bool and signed integers narrower than ``default_int`` widen to it;
+    unsigned ones to the unsigned type of its width (``uint64`` beside
+    ``int64``); None for every other dtype, which keeps its own.
+    """
+    if dtype.kind == "bool" or (dtype.kind == "int" and dtype.bits < default_int.bits):
+        return default_int
+    if dtype.kind == "uint" and dtype.bits < default_int.bits:
+        return _BY_NAME[f"uint{default_int.bits}"]
     return None
 
 

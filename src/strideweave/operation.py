@@ -20,6 +20,7 @@ from .tensors.tensor import (
     lost_precision_origin,
     record_lost_precision,
 )
+from .tensors.values import placed_kind
 
 __all__ = ["ExecutionOptions", "NoGradientPath", "Operation", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
@@ -82,12 +83,17 @@ class ExecutionOptions:
     """Where an operation runs: ``carrier`` (a carrier spec) and ``device``.
 
     Needed when the operands live on different carriers; cotangents still flow
-    back to each input in its own carrier class.
+    back to each input in its own carrier class. ``device`` without
+    ``carrier`` runs on the operands' carrier, on that device. A carrier with
+    a device it does not have raises ``ValueError`` here; a device alone is
+    checked against the operands' carrier when the operation runs.
     """
 
     __slots__ = ("carrier", "device")
 
     def __init__(self, carrier: Any = None, device: Any = None) -> None:
+        if carrier is not None and device is not None:
+            placed_kind(carrier, device)  # a device the carrier does not have: ValueError now, not later
         self.carrier = carrier
         self.device = device
 

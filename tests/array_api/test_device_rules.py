@@ -34,12 +34,20 @@ def test_device_resolves_back_to_its_own_carrier(carrier, default):
         assert x.grad.numpy().tolist() == [5.0, 8.0] and _class(x.grad) is _class(x)
 
 
-def test_a_wrapped_numpy_array_keeps_its_carrier_and_device_under_a_torch_default():
+def test_a_numpy_array_given_no_device_lands_on_the_default_carrier_without_a_copy():
+    # The standard's device=None is the default device for anything not already a Tensor: a NumPy
+    # array meets the Tensors xp.asarray made from Python values (SciPy mixes both).
     with sw.set_default_carrier("torch"):
-        a = xp.asarray(np.array([1.0, 2.0], dtype=np.float32))
-        assert _class(a) is sw.NumpyCarrier and a.device == "cpu"
-        b = a + xp.asarray([10.0, 20.0], device=a.device)
-        assert _class(b) is sw.NumpyCarrier and b.numpy().tolist() == [11.0, 22.0]
+        values = np.array([1.0, 2.0], dtype=np.float32)
+        a = xp.asarray(values)
+        assert _class(a) is sw.TorchCarrier
+        values[0] = 5.0  # host memory shared through DLPack: no copy
+        b = a + xp.asarray([10.0, 20.0])
+        assert _class(b) is sw.TorchCarrier and b.numpy().tolist() == [15.0, 22.0]
+        # naming the carrier, or sw.tensor, keeps the array on its own library's carrier
+        kept = xp.asarray(values, device="numpy")
+        assert _class(kept) is sw.NumpyCarrier and _class(sw.tensor(values)) is sw.NumpyCarrier
+        assert _class(kept + xp.asarray([1.0, 1.0], device=kept.device)) is sw.NumpyCarrier
         # a bare "cpu" still means the default carrier, as before
         assert _class(xp.asarray([1.0], device="cpu")) is sw.TorchCarrier
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import ops as _ops
-from ..carriers import transfer
+from ..carriers import kind_for_array, transfer
 from ..dtypes import DType, SimpleDType, dtype_from_name
 from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation
@@ -41,7 +43,14 @@ __all__ = [
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """A Tensor from a Tensor, a native array, a Python scalar or nested sequences (C order)."""
+    """A Tensor from a Tensor, a native array, a Python scalar or nested sequences (C order).
+
+    Without ``device``, a Tensor stays where it is; a native array of the
+    default carrier's library is wrapped as it is (no copy, its own device);
+    one of another library in host memory moves to the default carrier
+    (zero-copy through DLPack where the libraries allow); any other native
+    array (on an accelerator, lazy) is wrapped on its own library's carrier.
+    """
     dtype = _dtype(dtype, None)
     out: Tensor | None
     if isinstance(obj, Tensor):
@@ -60,7 +69,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if hasattr(obj, "__array_namespace__") or (hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic)):
         try:
             with no_grad():
-                out = _native(obj, kind if device is not None else None)
+                if device is not None:
+                    out = _native(obj, kind)
+                else:
+                    moved = _default_for_native(obj, kind)
+                    out = _native(obj if moved is None else transfer(obj, moved), None)
         except TypeError:
             out = None
         if out is not None:
@@ -78,6 +91,42 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if device is None and not host.ndim:
         joins_partner(out)  # a scalar as library code writes it: it meets any carrier (torch's 0-d CPU rule)
     return out
+
+
+#: DLPack's device type of host memory (``kDLCPU``)
+_DLPACK_CPU = 1
+#: per carrier kind: whether its arrays live in host memory
+_HOST_KINDS: dict = {}
+
+
+def _in_host_memory(array) -> bool:
+    try:
+        return int(array.__dlpack_device__()[0]) == _DLPACK_CPU
+    except (AttributeError, TypeError, ValueError, RuntimeError, BufferError):
+        return False  # no DLPack device (a lazy or traced array): it stays on its own carrier
+
+
+def _default_for_native(obj, default):
+    """Where ``asarray`` puts a native array given no device: ``default`` (the default carrier's kind) for
+    an array of another library in host memory when ``default`` is there too, else None (its own carrier)."""
+    try:
+        own = kind_for_array(obj)
+    except TypeError:
+        return None
+    if own.cls is default.cls and own.namespace is default.namespace:
+        return None
+    return default if _kind_in_host_memory(default) and _in_host_memory(obj) else None
+
+
+def _kind_in_host_memory(kind) -> bool:
+    try:
+        return _HOST_KINDS[kind]
+    except KeyError:
+        host = _HOST_KINDS[kind] = getattr(kind.cls, "cpu_only", False) or _in_host_memory(
+            kind.namespace.empty((0,), device=kind.device))
+        return host
+    except TypeError:  # an unhashable device: asked each time
+        return _in_host_memory(kind.namespace.empty((0,), device=kind.device))
 
 
 def _from_sequence(obj, dtype, device) -> Tensor:
@@ -196,12 +245,36 @@ def empty(shape, *, dtype=None, device=None):
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
-    """A Tensor filled with ``fill_value`` (dtype from the value when not given)."""
+    """A Tensor filled with ``fill_value`` (dtype from the value when not given).
+
+    ``fill_value`` may be a 0-d Tensor: its dtype and carrier are the
+    defaults, and the result is differentiable with respect to it.
+    """
+    if isinstance(fill_value, Tensor):
+        return _filled_by(shape, _scalar_operand(fill_value, "full", "fill_value"), dtype, device)
     if dtype is None:
         dtype = (DType.Bool if isinstance(fill_value, bool) else
                  default_int(_kind(device)) if isinstance(fill_value, int) else
                  DType.Complex64 if isinstance(fill_value, complex) else DType.Float32)
     return _filled(shape, fill_value, _dtype(dtype, DType.Float32), device)
+
+
+def _scalar_operand(value: Tensor, name: str, what: str) -> Tensor:
+    """``value`` when it is a 0-d Tensor, else ValueError naming its shape."""
+    if value.ndim != 0:
+        raise ValueError(f"{name}: {what} must be a scalar or a 0-d array, got an array of shape {value.shape}")
+    return value
+
+
+def _filled_by(shape, value: Tensor, dtype, device) -> Tensor:
+    """``value`` (0-d) broadcast to ``shape`` in fresh storage: a differentiable copy."""
+    shape = _shape(shape)
+    dtype = _dtype(dtype, value.dtype)
+    if device is not None:
+        value = asarray(value, device=device)
+    if dtype is not value.dtype:
+        value = _ops.astype(value, dtype)
+    return _ops.copy(broadcast_to(value, shape))
 
 
 def _like_device(x, device):
@@ -244,9 +317,37 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
-    """``num`` evenly spaced values from ``start`` to ``stop``."""
+    """``num`` evenly spaced values from ``start`` to ``stop``.
+
+    ``start`` and ``stop`` may be 0-d Tensors; the result is then
+    ``start * (1 - t) + stop * t`` for the fractions ``t`` (differentiable
+    with respect to both, with the gradients of ``start + (stop - start) * t``),
+    on their carrier and of their floating dtype unless told otherwise.
+    """
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        return _linspace_between(start, stop, num, dtype, device, endpoint)
     host = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
     return fresh_buffer(_from_host(host.astype(_dtype(dtype, DType.Float32).name), _kind(device)))
+
+
+def _linspace_between(start, stop, num, dtype, device, endpoint) -> Tensor:
+    bounds = [_scalar_operand(b, "linspace", what) for b, what in ((start, "start"), (stop, "stop"))
+              if isinstance(b, Tensor)]
+    floating = [b._dtype for b in bounds if b._dtype.kind in ("float", "complex")]
+    dtype = _dtype(dtype, floating[0] if floating else DType.Float32)
+    kind = _kind(device) if device is not None else bounds[0]._carriers[0].kind
+    start, stop = (asarray(b, dtype=dtype, device=kind) for b in (start, stop))
+    count = operator.index(num)
+    if count < 0:
+        raise ValueError(f"linspace: num must be >= 0, got {num!r}")
+    steps = count - 1 if endpoint else count
+    fractions = np.arange(count, dtype=np.float64) / steps if steps > 0 else np.zeros(count)
+    if endpoint and count > 1:
+        fractions[-1] = 1.0  # so the last value is stop exactly, as NumPy's
+    real = {"complex64": "float32", "complex128": "float64"}.get(dtype.name, dtype.name)
+    t = _from_host(fractions.astype(real), kind, False)
+    # The lerp form keeps both ends exact; its gradients are those of start + (stop - start) * t.
+    return _ops.add(_ops.multiply(start, 1.0 - t), _ops.multiply(stop, t))
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):

@@ -67,7 +67,7 @@ def constant(tensor: Tensor, value: Any, what: str) -> Any:
         return value
     here = tensor._carriers[0].kind
     if kind.cls is here.cls and kind.namespace is here.namespace:
-        return namespace().asarray(value)
+        return namespace().asarray(value, device=kind)  # its own carrier, whatever the default carrier is
     carrier, _ = _library(here)
     raise TypeError(
         f"{what} between a Tensor on the {carrier} carrier and a {_library(kind)[1]}: a native array joins a "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops
-from ..dtypes import as_dtype
+from ..dtypes import accumulation_dtype, as_dtype
 from ..ops._args import axes as _axes
 from ..ops._args import tensor as _check
 from ..ops._natural import wrap_natural
@@ -30,12 +30,10 @@ def _reduce(op_class, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -
 
 
 def _sum_dtype(x: Tensor, dtype):
-    # The standard: integer sums and products accumulate in the default integer dtype. Unsigned
-    # ones widen to it too, as in PyTorch (whose uint16/32/64 lack most operations), and as
-    # cumulative_sum does.
+    # The standard: integer sums and products accumulate in the default integer dtype, unsigned
+    # ones in the unsigned type of its width.
     if dtype is None and x._dtype.kind in ("int", "uint", "bool"):
-        default = default_int(x._carriers[0].kind)
-        return default if x._dtype.bits < default.bits or x._dtype.kind == "bool" else None
+        return accumulation_dtype(x._dtype, default_int(x._carriers[0].kind))
     return dtype
 
 

@@ -23,16 +23,19 @@ def _overlapping(target_layout: Layout) -> ValueError:
                       "broadcast modes do not explain (overlapping); its gradient would be under-counted")
 
 
-def not_a_tensor(what: str, value: Any) -> TypeError:
-    """The TypeError for a cotangent that is not a Tensor: its type by library, and the conversion."""
+def library_type_name(value: Any) -> str:
+    """``value``'s type as its library spells it (``torch.Tensor``, ``numpy.ndarray``, ``jax.Array``, ``list``)."""
     cls = type(value)
     module = cls.__module__ or ""
     if module.startswith(("jax", "jaxlib")):
-        name = "jax.Array"
-    else:
-        name = cls.__qualname__ if module == "builtins" else f"{module.split('.')[0]}.{cls.__qualname__}"
-    return TypeError(f"{what} must be a StrideWeave Tensor, got a {name}: {value!r}; convert it first, with "
-                     f"xp.asarray(g, device=t.device) (strideweave.array_api) or sw.tensor(g)")
+        return "jax.Array"
+    return cls.__qualname__ if module == "builtins" else f"{module.split('.')[0]}.{cls.__qualname__}"
+
+
+def not_a_tensor(what: str, value: Any) -> TypeError:
+    """The TypeError for a cotangent that is not a Tensor: its type by library, and the conversion."""
+    return TypeError(f"{what} must be a StrideWeave Tensor, got a {library_type_name(value)}: {value!r}; convert it "
+                     f"first, with xp.asarray(g, device=t.device) (strideweave.array_api) or sw.tensor(g)")
 
 
 def validate_cotangent(target: Tensor, cotangent: Any, what: str, batch: int | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Functional vector-Jacobian products: ``grad(output, inputs, cotangents, *, batched, retain_graph)``."""
+"""Functional vector-Jacobian products: ``grad(output, inputs, cotangents=None, *, batched, retain_graph)``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from ..layout.order import batched_layout
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of, operand
-from .buffers import not_a_tensor, validate_cotangent
+from .buffers import not_a_tensor, unit_cotangent, validate_cotangent
 from .cotangents import BatchUnsupported, gradient_layout
 from .engine import (
     Traversal,
@@ -110,19 +110,23 @@ def _stack(target: Tensor, gradients: list[Tensor]) -> Tensor:
     return Tensor._make(buffer, batched_layout(single, len(gradients)), 0)
 
 
-def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = False,
+def grad(output: Tensor, inputs: Any, cotangents: Tensor | None = None, *, batched: bool = False,
          retain_graph: bool = False) -> tuple[Tensor | None, ...]:
     """Vector-Jacobian products of ``output`` for each of ``inputs``, without touching ``.grad``.
 
     Returns one entry per input: a detached gradient in fresh storage of the
     input's carrier class, or None when the traversal does not reach it.
-    With ``batched=True`` the first mode of ``cotangents`` indexes K
-    cotangents and each gradient gains a leading batch mode of extent K.
+    ``cotangents=None`` is the unit cotangent, for a scalar ``output`` only
+    (0-d, or one top-level mode of extent 1), as ``backward()`` without a
+    gradient; for any other output it is a TypeError. With ``batched=True`` the first mode of ``cotangents`` indexes
+    K cotangents and each gradient gains a leading batch mode of extent K.
     """
     inputs = _check_inputs(inputs)
     if not isinstance(output, Tensor):
         raise TypeError(f"grad: output must be a Tensor, got {type(output).__name__}: {output!r}")
-    if not isinstance(cotangents, Tensor):
+    if cotangents is None:
+        _check_implicit(output, batched)
+    elif not isinstance(cotangents, Tensor):
         raise not_a_tensor("grad: cotangents", cotangents)
     output._require_differentiable("grad(output, ...)")
     for i, item in enumerate(inputs):
@@ -132,6 +136,8 @@ def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = Fal
     require_one_subtensor(output, "grad()")
     _refuse_higher_order(output, inputs)
     retain_graph = bool(retain_graph)
+    if cotangents is None:
+        return tuple(_run(output, unit_cotangent(output), inputs, retain_graph))
     if not batched:
         validate_cotangent(output, cotangents, "cotangents")
         return tuple(_run(output, as_float32(cotangents), inputs, retain_graph))
@@ -144,6 +150,16 @@ def grad(output: Tensor, inputs: Any, cotangents: Tensor, *, batched: bool = Fal
                      for k, piece in enumerate(pieces)]
     return tuple(None if per_cotangent[0][i] is None else _stack(t, [run[i] for run in per_cotangent])
                  for i, t in enumerate(inputs))
+
+
+def _check_implicit(output: Tensor, batched: bool) -> None:
+    """TypeError unless ``output`` may take the implicit unit cotangent (the rule of ``backward()``): for any
+    other output, None is a cotangent that is not a Tensor."""
+    if batched:
+        raise TypeError("grad(batched=True) needs cotangents, a Tensor: a batch of K cotangents has no default")
+    if output._layout._shape_modes not in ((1,), ()):
+        raise TypeError(f"grad() without cotangents needs a scalar output (0-d, or exactly one top-level leaf "
+                        f"mode of extent 1), got layout {output.layout}; pass the cotangents, a Tensor")
 
 
 def _run_batched(output: Tensor, cotangents: Tensor, inputs: tuple[Tensor, ...], retain_graph: bool,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ..autograd.buffers import library_type_name
 from ..tensors.tensor import Tensor
 
-__all__ = ["axes", "axis", "tensor"]
+__all__ = ["axes", "axis", "no_tensor_operand", "not_a_tensor", "tensor"]
 
 #: what a position is out of range for, by the word that names positions
 _HOLDER = {"axis": "an array with {} axes", "mode": "a Tensor with {} top-level modes"}
@@ -22,8 +23,23 @@ _ARTICLE = {"axis": "an", "mode": "a"}
 def tensor(x: Any, name: str) -> Tensor:
     """``x`` itself when it is a Tensor; else a TypeError naming ``name`` and ``x``."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
+        raise not_a_tensor(name, x)
     return x
+
+
+_CONVERT = "convert a native array or a Python value first with xp.asarray(a) (strideweave.array_api) or sw.tensor(a)"
+
+
+def not_a_tensor(name: str, x: Any) -> TypeError:
+    """The TypeError for ``x`` where ``name`` expects a Tensor: ``x``'s type as its library spells it
+    (``torch.Tensor``, not a bare ``Tensor``), and how to convert it."""
+    return TypeError(f"{name} expects a Tensor, got {library_type_name(x)}: {x!r}; {_CONVERT}")
+
+
+def no_tensor_operand(name: str, a: Any, b: Any) -> TypeError:
+    """The TypeError for a binary operation ``name`` given no Tensor: both operands' types, and the fix."""
+    return TypeError(f"{name} needs at least one Tensor operand, got {library_type_name(a)} and "
+                     f"{library_type_name(b)} ({a!r} and {b!r}); {_CONVERT}")
 
 
 def _index(value: Any, rank: int, name: str, word: str, expected: str, scalar: bool) -> int:

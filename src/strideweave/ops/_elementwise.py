@@ -45,6 +45,7 @@ from ..tensors.values import (
     single_operation_kind,
     wrap,
 )
+from ._args import no_tensor_operand, not_a_tensor
 from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
@@ -242,7 +243,7 @@ class _Binary(Primitive):
                 av, common = scalar_operand(a, b._dtype, type(self).__name__), _common_dtype(a, b)
             self.saved = _Left(av)
         else:
-            raise TypeError(f"{type(self).__name__} needs at least one Tensor operand, got {a!r} and {b!r}")
+            raise no_tensor_operand(type(self).__name__, a, b)
         if common is not None:
             self.flat = False  # backward reads the operands promoted, in rev space
             av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
@@ -502,7 +503,7 @@ class _Unary(Primitive):
 
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"{type(self).__name__} expects a Tensor, got {type(x).__name__}: {x!r}")
+            raise not_a_tensor(type(self).__name__, x)
         kind, values = single_operation_kind(x, options)
         self.kind = kind
         self.flat = values is not None

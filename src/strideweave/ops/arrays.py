@@ -19,6 +19,7 @@ import numpy as np
 
 from ..carriers import default_int, transfer
 from ..carriers.jax_carrier import holds_tracers, is_tracer, refuse_traced
+from ..dtypes import accumulation_dtype
 from ..layout import Layout
 from ..layout.order import row_major
 from ..operation import outside_operation
@@ -149,14 +150,16 @@ def _cumulative(op_class, name, x, axis, dtype, include_initial, options):
         if ndim != 1:
             raise ValueError(f"{name}: axis is required for an array with {ndim} axes")
         axis = 0
-    if dtype is None and x._dtype.kind in ("int", "uint", "bool"):
-        # The standard: integers accumulate in the default integer dtype (no unsigned one is stored).
-        default = default_int(kind_of(x._carriers[0]))
-        if x._dtype.bits < default.bits or x._dtype.kind != "int":
-            dtype = default
-    if dtype is not None and dtype is not x._dtype:
-        x = astype(x, dtype, options=options)
-    return _run(op_class, (x,), options, axis=_axis(axis, ndim, name), include_initial=bool(include_initial))
+    # The standard: integers accumulate in the default integer dtype, unsigned ones in the unsigned type of
+    # its width. Unsigned ones are computed in the default integer (not every backend accumulates them:
+    # torch) and wrapped back, as accumulating in the unsigned type would.
+    default = default_int(kind_of(x._carriers[0]))
+    want = dtype if dtype is not None else accumulation_dtype(x._dtype, default) or x._dtype
+    compute = default if want.kind == "uint" else want
+    if compute is not x._dtype:
+        x = astype(x, compute, options=options)
+    out = _run(op_class, (x,), options, axis=_axis(axis, ndim, name), include_initial=bool(include_initial))
+    return out if out._dtype is want else astype(out, want, options=options)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, options=None) -> Tensor:

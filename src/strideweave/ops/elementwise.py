@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..tensors.values import as_array_like
 from ._elementwise import BinaryRule, UnaryRule, binary_op, unary_op
 
@@ -254,10 +256,42 @@ logaddexp = _binary("logaddexp", _fn("logaddexp"), vjp_a=lambda xp, g, y, a, b: 
                     dtypes="floating", doc="log(exp(a) + exp(b))")
 copysign = _binary("copysign", _fn("copysign"), vjp_a=_copysign_vjp, vjp_b=_zero, reads="own out",
                    dtypes="floating", doc="|a| with the sign of b; no gradient to b")
-remainder = _binary("remainder", _fn("remainder"), vjp_a=lambda xp, g, y, a, b: g,
+_library_remainder = _fn("remainder")
+
+
+def _remainder(xp, a, b):
+    """The library's remainder, whose zeros take the sign of ``b`` as the standard says (torch and JAX give
+    -0.0 for -0.0 % 2)."""
+    out = _library_remainder(xp, a, b)
+    if not xp.isdtype(out.dtype, "real floating"):
+        return out
+    zero = xp.zeros_like(out)
+    signed = xp.full_like(out, math.copysign(0.0, b)) if isinstance(b, (int, float)) else xp.copysign(zero, b)
+    return xp.where(out == zero, signed, out)
+
+
+remainder = _binary("remainder", _remainder, vjp_a=lambda xp, g, y, a, b: g,
                     vjp_b=lambda xp, g, y, a, b: -g * xp.floor(a / b), reads="own", quiet=True, dtypes="numeric",
                     doc="a - b * floor(a / b), the sign of b")
-floor_divide = _binary("floor_divide", _fn("floor_divide"), vjp_a=_zero, vjp_b=_zero, dtypes="numeric",
+_library_floor_divide = _fn("floor_divide")
+
+
+def _floor_divide(xp, a, b):
+    """The library's floor division, with the standard's values where an operand is infinite: NumPy and
+    torch give NaN for inf // 2 and -1.0 for -1 // inf, the standard floor(a / b) (inf and -0.0)."""
+    with np.errstate(invalid="ignore"):  # NumPy's warning for inf // 2, whose NaN is replaced below
+        out = _library_floor_divide(xp, a, b)
+    if not xp.isdtype(out.dtype, "real floating"):
+        return out
+    flags = [math.isinf(v) if isinstance(v, (int, float)) else xp.isinf(v) for v in (a, b)]
+    if any(flag is True for flag in flags):
+        return xp.floor(a / b)
+    infinite = [flag for flag in flags if flag is not False]
+    mask = infinite[0] if len(infinite) == 1 else infinite[0] | infinite[1]
+    return xp.where(mask, xp.floor(a / b), out)
+
+
+floor_divide = _binary("floor_divide", _floor_divide, vjp_a=_zero, vjp_b=_zero, dtypes="numeric",
                        doc="floor(a / b); zero gradient")
 nextafter = _binary("nextafter", _fn("nextafter"), vjp_a=None, vjp_b=None, dtypes="floating",
                     doc="the next representable value after a toward b (not differentiable)")

@@ -13,6 +13,7 @@ from ..tensors.broadcasting import broadcast_modes, expand, leaves_of, unbroadca
 from ..tensors.tensor import Tensor
 from ..tensors.values import as_array_like, mode_operand, operand, operation_kind, wrap
 from ._args import axis as _axis
+from ._args import not_a_tensor
 from ._natural import natural, wrap_natural
 from ._primitive import Primitive
 
@@ -185,7 +186,7 @@ class Clip(_Selecting):
 
     def forward(self, x: Any, low: Any = None, high: Any = None, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"clip expects a Tensor, got {type(x).__name__}")
+            raise not_a_tensor("clip", x)
         args = [a for a in (x, low, high) if a is not None]
         kind, modes, values = self.operands(args, options)
         xp = kind.namespace
@@ -259,7 +260,7 @@ class Astype(Primitive):
 
     def forward(self, x: Any, *, dtype: SimpleDType, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"astype expects a Tensor, got {type(x).__name__}")
+            raise not_a_tensor("astype", x)
         if not isinstance(dtype, SimpleDType) or isinstance(dtype, CompoundDType):
             raise TypeError(f"astype expects a SimpleDType such as DType.Float32, got {dtype!r}")
         kind = operation_kind((x,), options)
@@ -289,7 +290,7 @@ class Copy(Primitive):
 
     def forward(self, x: Any, *, options=None) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"copy expects a Tensor, got {type(x).__name__}")
+            raise not_a_tensor("copy", x)
         kind = operation_kind((x,), options)
         self.kind = kind
         values = operand(x, kind)
@@ -313,5 +314,5 @@ def copy(x: Tensor, *, options=None) -> Tensor:
 def detach(x: Tensor) -> Tensor:
     """A Tensor sharing ``x``'s storage with no autograd history (never recorded)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"detach expects a Tensor, got {type(x).__name__}")
+        raise not_a_tensor("detach", x)
     return x._alias()

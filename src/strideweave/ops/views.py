@@ -25,6 +25,7 @@ from ..tensors.creation import tensor
 from ..tensors.tensor import Tensor
 from ..tensors.values import dense_carrier, kind_of, operand, wrap
 from ..tensors.writes import write
+from ._args import not_a_tensor
 from ._primitive import Primitive
 from ._storage import flat_capable
 from .manipulation import copy
@@ -140,7 +141,7 @@ class View(Primitive):
 
 def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name} expects a Tensor, got {type(x).__name__}: {x!r}")
+        raise not_a_tensor(name, x)
     if len(x._carrier_tuple or x._materialize()) != 1:  # the ``_carriers`` property, inlined
         if x._blocks is None:
             raise NotImplementedError(f"{name} of a compound Tensor is not supported")

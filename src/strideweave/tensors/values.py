@@ -57,9 +57,11 @@ def operation_kind(tensors: Sequence[Tensor], options) -> CarrierKind:
     ``options.carrier`` decides when given; otherwise every operand must
     already share one carrier kind (class, namespace and device), except
     0-d Tensors made without ``device=`` (``joins_partner``), which join it.
+    ``options.device`` alone keeps that carrier and runs on that device.
     """
-    if options is not None and options.carrier is not None:
-        return resolve(options.carrier, device=options.device)
+    if options is not None and (options.carrier is not None or options.device is not None):
+        carrier = options.carrier if options.carrier is not None else operation_kind(tensors, None)
+        return placed_kind(carrier, options.device)
     first = tensors[0]
     if first._blocks is None:
         kind = where(first)
@@ -78,6 +80,15 @@ def operation_kind(tensors: Sequence[Tensor], options) -> CarrierKind:
             if other is not kind and kind_of(carrier) != kind:
                 return _mixed_place(tensors)
     return kind
+
+
+def placed_kind(carrier, device) -> CarrierKind:
+    """``resolve(carrier, device=device)``, where a device that carrier does not have raises ``ValueError``
+    naming both (torch's own word for a device string it cannot parse is ``RuntimeError``)."""
+    try:
+        return resolve(carrier, device=device)
+    except RuntimeError as err:
+        raise ValueError(f"device {device!r} is not a device of carrier {carrier!r} ({err})") from None
 
 
 def _mixed_place(tensors: Sequence[Tensor]) -> CarrierKind:
