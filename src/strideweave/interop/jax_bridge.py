@@ -268,7 +268,7 @@ class _Bridge:
         arrays = residual
         live = [k for k, ct in enumerate(cts) if not isinstance(ct, zero) and np.dtype(ct.dtype) == np.float32]
         wanted = self.wanted
-        result: list = [None] * len(arrays)  # None: a zero cotangent
+        result = [None] * len(arrays)  # None: a zero cotangent
         if not wanted:
             return tuple(result)
         self.refuse_lost_precision(arrays, [k for k, ct in enumerate(cts) if not isinstance(ct, zero)
