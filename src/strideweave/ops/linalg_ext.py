@@ -18,6 +18,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
+from ..carriers.dask_linalg import linalg_namespace
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of
@@ -232,11 +233,13 @@ def _eigh_vjp(xp, gs, outs):
     gw, gv = gs
     w, v = outs
     vt = _mT(xp, v)
-    # (V^T gV)_ij / (w_j - w_i) off the diagonal, gw on it (distinct eigenvalues).
+    # skew(V^T gV)_ij / (w_j - w_i) off the diagonal, gw on it (distinct eigenvalues). The skew part
+    # makes the gradient symmetric, as torch's is: only that part acts on a symmetric input.
     diff = w[..., None, :] - w[..., :, None]
     n = w.shape[-1]
     eye = xp.eye(n, dtype=w.dtype, device=_device(w))
-    inner = (vt @ gv) / (diff + eye) * (1 - eye) + gw[..., None, :] * eye
+    vtgv = vt @ gv
+    inner = 0.5 * (vtgv - _mT(xp, vtgv)) / (diff + eye) * (1 - eye) + gw[..., None, :] * eye
     return (v @ inner @ vt,)
 
 
@@ -587,7 +590,25 @@ def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
     tolerance = _rtol(rtol, x, "matrix_rank")
 
     def rank(xp, a):
+        xp = linalg_namespace(xp)
         s = xp.linalg.svdvals(a)
         return xp.count_nonzero(s > _cutoff(xp, a, s, tolerance), axis=-1)
 
     return _forward_only(rank, x, options=options)
+
+
+# ----- Dask ------------------------------------------------------------------------------------------
+
+def _standard_linalg(rule):
+    """``rule`` called with a namespace whose ``linalg`` follows the standard (Dask's does not:
+    carriers/dask_linalg.py); other namespaces pass through unchanged."""
+    def call(xp, *args, **params):
+        return rule(linalg_namespace(xp), *args, **params)
+    return staticmethod(call)
+
+
+for _op in (_Inv, _Solve, _Det, _Slogdet, _Cholesky, _Eigh, _Eigvalsh, _SVD, _Svdvals, _QR, _Pinv, _Cross):
+    _op.forward_rule = _standard_linalg(_op.forward_rule)
+    _op.vjp_rule = _standard_linalg(_op.vjp_rule)
+    if "outputs_rule" in vars(_op):
+        _op.outputs_rule = _standard_linalg(_op.outputs_rule)

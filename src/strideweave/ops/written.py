@@ -64,6 +64,7 @@ class WrittenValue(Operation):
         xp = kind.namespace
         owner = self.context["owner"].reshape(-1)
         flat = xp.reshape(natural(gradient, kind), (-1,))
+        device = getattr(flat, "device", None)  # Dask arrays have no ``device``
         grads = []
         for index, (value, write) in enumerate(zip(self._inputs, self.context["writes"])):
             if write is None:  # the base from before the first write: the positions no write took
@@ -71,7 +72,7 @@ class WrittenValue(Operation):
                 if kept.all():
                     kept_g = flat
                 elif kept.any():
-                    kept_g = xp.where(xp.asarray(kept, device=flat.device), flat, xp.zeros_like(flat))
+                    kept_g = xp.where(xp.asarray(kept, device=device), flat, xp.zeros_like(flat))
                 else:  # overwritten everywhere: still a zero, not None, as torch gives (the graph reaches it)
                     kept_g = xp.zeros_like(flat)
                 natural_shape = tuple(self._result_layout.mode_sizes)
@@ -81,11 +82,11 @@ class WrittenValue(Operation):
             positions = positions.reshape(-1)
             held = owner[positions] == index  # later writes took the others over
             take_at = np.where(held, positions, 0)
-            picked = xp.take(flat, xp.asarray(np.ascontiguousarray(take_at), device=flat.device), axis=0)
+            picked = xp.take(flat, xp.asarray(np.ascontiguousarray(take_at), device=device), axis=0)
             if not held.any():
                 picked = xp.zeros_like(picked)
             elif not held.all():
-                picked = xp.where(xp.asarray(held, device=flat.device), picked, xp.zeros_like(picked))
+                picked = xp.where(xp.asarray(held, device=device), picked, xp.zeros_like(picked))
             picked = sum_to(xp, xp.reshape(picked, selected), tuple(value._layout.mode_sizes))
             grads.append(cotangent_for(value, _to_rev(picked, value, xp), kind))
         return tuple(grads)
