@@ -431,11 +431,12 @@ def _broadcasts_to(src, dst) -> bool:
 
 _KINDS = [(_unary, 12), (_binary, 14), (_reduction, 9), (_shape_fn, 7), (_index, 11), (_axis_fn, 12),
           (_where, 4), (_matmul, 4), (_clip, 3), (_copy, 7), (_fresh, 4), (_write, 16)]
-_TABLE = [k for k, w in _KINDS for _ in range(w)]
+TABLE = [k for k, w in _KINDS for _ in range(w)]
 
 
-def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: int = 8) -> Program:
-    """A program whose every statement runs in float64 NumPy."""
+def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: int = 8, kinds=TABLE) -> Program:
+    """A program whose every statement runs in float64 NumPy; statements of ``kinds`` (``kind(c, env, v)``,
+    each entry once per unit of weight)."""
     leaves = []
     for i in range(c.int(1, max_leaves)):
         shape = tuple(c.int(1, 3) for _ in range(c.int(0, 3)))
@@ -447,7 +448,7 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
     target, attempts, n, flipped = c.int(2, max_lines), 0, 0, []
     while len(program.lines) < target and attempts < 4 * max_lines:
         attempts += 1
-        kind = _pick(c, _TABLE)
+        kind = _pick(c, kinds)
         try:
             line = kind(c, env, f"v{n}", flipped) if kind is _write else kind(c, env, f"v{n}")
         except NoChoice:

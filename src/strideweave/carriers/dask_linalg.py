@@ -9,7 +9,8 @@ function is ``dask.array.apply_gufunc`` of NumPy's, over the matrix axes
 (the batch axes keep their chunks; each matrix is rechunked into one
 block), so values, dtypes and batching are NumPy's. The products and
 reductions Dask computes chunk by chunk (``matmul``, ``vecdot``, ``trace``,
-``diagonal``, the norms, ...) stay Dask's.
+``diagonal``, the norms, ...) stay Dask's. ``eye`` is replaced too:
+``dask.array.eye`` with fewer rows than columns gives a broken graph.
 
 The cost: a matrix must fit in one worker's memory. Dask's blocked
 algorithms (``tsqr`` for tall-and-skinny ``qr`` / ``svd``) remain available
@@ -18,6 +19,7 @@ on the Dask arrays themselves.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -33,8 +35,13 @@ def _gufunc(fn, signature: str, *arrays, sizes: dict | None = None, axis: int | 
     probe = fn(*[np.eye(3, dtype=a.dtype) if a.ndim > 1 and axis is None else np.ones(3, dtype=a.dtype)
                  for a in arrays], **kwargs)
     dtypes = [np.asarray(o).dtype for o in probe] if isinstance(probe, tuple) else np.asarray(probe).dtype
-    return da.apply_gufunc(fn, signature, *arrays, output_dtypes=dtypes, output_sizes=sizes or {},
-                           allow_rechunk=True, axis=axis, **kwargs)
+    # Each matrix (vector) in one block, rechunked here: apply_gufunc's own rechunk builds a broken graph
+    # when one core dimension name covers axes of different chunk counts ("(m,m)" over 2 x 3 blocks).
+    cores = [len([d for d in part.split(",") if d]) for part in re.findall(r"\(([^)]*)\)", signature.split("->")[0])]
+    arrays = tuple(a.rechunk({(a.ndim - 1 - i if axis is None else axis % a.ndim): -1 for i in range(n)})
+                   for a, n in zip(arrays, cores))
+    return da.apply_gufunc(fn, signature, *arrays, output_dtypes=dtypes, output_sizes=sizes or {}, axis=axis,
+                           allow_rechunk=True, **kwargs)
 
 
 def _k(x) -> dict:
@@ -103,7 +110,8 @@ class _Linalg:
 
 
 class _Namespace:
-    """A Dask Array API namespace whose ``linalg`` is :class:`_Linalg`; everything else is the namespace's."""
+    """A Dask Array API namespace whose ``linalg`` is :class:`_Linalg` and whose ``eye`` takes any shape;
+    everything else is the namespace's."""
 
     def __init__(self, base: Any):
         self._base = base
@@ -112,12 +120,20 @@ class _Namespace:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._base, name)
 
+    def eye(self, n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+        # dask.array.eye with fewer rows than columns builds a graph with blocks missing (it chunks the
+        # columns by the row count): a square one, sliced.
+        n_cols = n_rows if n_cols is None else n_cols
+        n = max(n_rows, n_cols)
+        return self._base.eye(n, n, k=k, dtype=dtype, device=device)[:n_rows, :n_cols]
+
 
 _NAMESPACES: dict = {}
 
 
 def linalg_namespace(xp: Any) -> Any:
-    """``xp`` itself, or for array-api-compat's Dask namespace one whose ``linalg`` follows the standard."""
+    """``xp`` itself, or for array-api-compat's Dask namespace one whose ``linalg`` and ``eye`` follow the
+    standard."""
     if getattr(xp, "__name__", None) != "array_api_compat.dask.array":
         return xp
     try:

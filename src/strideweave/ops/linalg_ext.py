@@ -600,14 +600,15 @@ def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
 # ----- Dask ------------------------------------------------------------------------------------------
 
 def _standard_linalg(rule):
-    """``rule`` called with a namespace whose ``linalg`` follows the standard (Dask's does not:
+    """``rule`` called with a namespace whose ``linalg`` and ``eye`` follow the standard (Dask's do not:
     carriers/dask_linalg.py); other namespaces pass through unchanged."""
     def call(xp, *args, **params):
         return rule(linalg_namespace(xp), *args, **params)
     return staticmethod(call)
 
 
-for _op in (_Inv, _Solve, _Det, _Slogdet, _Cholesky, _Eigh, _Eigvalsh, _SVD, _Svdvals, _QR, _Pinv, _Cross):
+for _op in (_Inv, _Solve, _Det, _Slogdet, _Cholesky, _Eigh, _Eigvalsh, _SVD, _Svdvals, _QR, _Pinv, _Cross,
+            _Trace, _Diagonal, _Eye):
     _op.forward_rule = _standard_linalg(_op.forward_rule)
     _op.vjp_rule = _standard_linalg(_op.vjp_rule)
     if "outputs_rule" in vars(_op):
