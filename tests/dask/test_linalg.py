@@ -73,6 +73,9 @@ CASES = {
     # fewer rows than columns: dask.array.eye builds a broken graph for the gradient's mask
     "trace_wide": ([_tall(3, 1, 3)], lambda ns, a: (ns.linalg.trace(a, offset=2),)),
     "diagonal_wide": ([_tall(2, 3)], lambda ns, a: (ns.linalg.diagonal(a, offset=1),)),
+    # a negative offset shorter than the columns: entry j sits in column j
+    "trace_below": ([_tall(2, 3, 3)], lambda ns, a: (ns.linalg.trace(a, offset=-1),)),
+    "diagonal_below": ([_tall(3, 3)], lambda ns, a: (ns.linalg.diagonal(a, offset=-2),)),
     "diagonal": ([_tall(4, 3)], lambda ns, a: (ns.linalg.diagonal(a, offset=-1),)),
     "cross": ([_vectors(2, 3), _vectors(3)], lambda ns, a, b: (ns.linalg.cross(a, b),)),
     "outer": ([_vectors(4), _vectors(3)], lambda ns, a, b: (ns.linalg.outer(a, b),)),

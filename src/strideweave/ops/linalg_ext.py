@@ -479,9 +479,9 @@ def _diagonal_vjp(xp, g, shape, *, offset):
     rows, cols = shape[-2], shape[-1]
     extent = rows if offset >= 0 else cols
     pad = xp.zeros((*g.shape[:-1], extent - g.shape[-1]), dtype=g.dtype, device=_device(g))
-    full = xp.concat([g, pad], axis=-1) if offset >= 0 else xp.concat([pad, g], axis=-1)
+    full = xp.concat([g, pad], axis=-1)
     mask = _diagonal_mask(xp, rows, cols, offset, g.dtype, _device(g))
-    # Element (i, j) of the diagonal is diagonal entry i (offset >= 0) or j (offset < 0).
+    # Element (i, j) of the diagonal is diagonal entry i (offset >= 0) or j (offset < 0), counted from 0.
     return (mask * (full[..., :, None] if offset >= 0 else full[..., None, :]),)
 
 
