@@ -160,3 +160,18 @@ def test_a_matrix_in_unequal_chunks_along_its_two_axes():
     want.backward()
     np.testing.assert_allclose(loss.numpy(), [want.item()], rtol=1e-4)
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("axis", [0, 2])
+def test_take_of_one_index_over_one_chunk(axis):
+    # dask.array's take of a one-element Dask index over a single chunk reports a wrong shape.
+    host = _tall(2, 1, 3)
+    x = _on_dask(host)
+    out = xp.take(x, xp.asarray([0], device=x.device), axis=axis)
+    loss = xp.sum(out * out)
+    loss.backward()
+    t = torch.tensor(host.astype(F32).astype(np.float64), requires_grad=True)
+    want = torch.index_select(t, axis, torch.tensor([0]))
+    (want * want).sum().backward()
+    np.testing.assert_allclose(out.numpy(), want.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import default_int, transfer
+from ..carriers.dask_namespace import standard_rule
 from ..layout import Layout
 from ..layout.order import row_major
 from ..operation import outside_operation
@@ -272,7 +273,8 @@ def _take_vjp(xp, g, kept, *, axis):
     return xp.moveaxis(grad, -1, axis), None
 
 
-_Take = natural_op("take", _take_forward, _take_vjp, reads_inputs=False)
+# Dask's take of a one-element Dask index gives a wrong shape (carriers/dask_namespace.py).
+_Take = natural_op("take", standard_rule(_take_forward), _take_vjp, reads_inputs=False)
 
 
 def _check_indices(x: Tensor, indices: Any, name: str) -> Tensor:

@@ -18,7 +18,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
-from ..carriers.dask_linalg import linalg_namespace
+from ..carriers.dask_namespace import standard_namespace, standard_rule
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
 from ..tensors.values import kind_of
@@ -590,7 +590,7 @@ def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
     tolerance = _rtol(rtol, x, "matrix_rank")
 
     def rank(xp, a):
-        xp = linalg_namespace(xp)
+        xp = standard_namespace(xp)
         s = xp.linalg.svdvals(a)
         return xp.count_nonzero(s > _cutoff(xp, a, s, tolerance), axis=-1)
 
@@ -599,17 +599,11 @@ def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
 
 # ----- Dask ------------------------------------------------------------------------------------------
 
-def _standard_linalg(rule):
-    """``rule`` called with a namespace whose ``linalg`` and ``eye`` follow the standard (Dask's do not:
-    carriers/dask_linalg.py); other namespaces pass through unchanged."""
-    def call(xp, *args, **params):
-        return rule(linalg_namespace(xp), *args, **params)
-    return staticmethod(call)
-
-
+# Rules called with a namespace whose ``linalg`` and ``eye`` follow the standard (Dask's do not:
+# carriers/dask_namespace.py); other namespaces pass through unchanged.
 for _op in (_Inv, _Solve, _Det, _Slogdet, _Cholesky, _Eigh, _Eigvalsh, _SVD, _Svdvals, _QR, _Pinv, _Cross,
             _Trace, _Diagonal, _Eye):
-    _op.forward_rule = _standard_linalg(_op.forward_rule)
-    _op.vjp_rule = _standard_linalg(_op.vjp_rule)
+    _op.forward_rule = staticmethod(standard_rule(_op.forward_rule))
+    _op.vjp_rule = staticmethod(standard_rule(_op.vjp_rule))
     if "outputs_rule" in vars(_op):
-        _op.outputs_rule = _standard_linalg(_op.outputs_rule)
+        _op.outputs_rule = staticmethod(standard_rule(_op.outputs_rule))

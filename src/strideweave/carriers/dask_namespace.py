@@ -1,4 +1,6 @@
-"""The standard's ``linalg`` on Dask: NumPy's functions, one matrix at a time.
+"""Where Dask's Array API namespace departs from the standard: ``linalg``, ``eye`` and ``take``.
+
+Linear algebra is NumPy's functions, one matrix at a time.
 
 ``dask.array.linalg`` (which array-api-compat's Dask namespace re-exports)
 departs from the standard: ``cholesky`` returns the upper factor, ``inv``
@@ -9,8 +11,11 @@ function is ``dask.array.apply_gufunc`` of NumPy's, over the matrix axes
 (the batch axes keep their chunks; each matrix is rechunked into one
 block), so values, dtypes and batching are NumPy's. The products and
 reductions Dask computes chunk by chunk (``matmul``, ``vecdot``, ``trace``,
-``diagonal``, the norms, ...) stay Dask's. ``eye`` is replaced too:
-``dask.array.eye`` with fewer rows than columns gives a broken graph.
+``diagonal``, the norms, ...) stay Dask's.
+
+``eye`` and ``take`` are replaced too: ``dask.array.eye`` with fewer rows
+than columns gives a broken graph, and indexing one chunk with a Dask index
+of one element reports the chunk's length as the result's.
 
 The cost: a matrix must fit in one worker's memory. Dask's blocked
 algorithms (``tsqr`` for tall-and-skinny ``qr`` / ``svd``) remain available
@@ -24,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["linalg_namespace"]
+__all__ = ["standard_namespace", "standard_rule"]
 
 
 def _gufunc(fn, signature: str, *arrays, sizes: dict | None = None, axis: int | None = None, **kwargs):
@@ -110,8 +115,8 @@ class _Linalg:
 
 
 class _Namespace:
-    """A Dask Array API namespace whose ``linalg`` is :class:`_Linalg` and whose ``eye`` takes any shape;
-    everything else is the namespace's."""
+    """A Dask Array API namespace whose ``linalg`` is :class:`_Linalg`, and whose ``eye`` and ``take``
+    work for every shape; everything else is the namespace's."""
 
     def __init__(self, base: Any):
         self._base = base
@@ -119,6 +124,15 @@ class _Namespace:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._base, name)
+
+    def take(self, x, indices, /, *, axis=None):
+        if axis is None or indices.ndim != 1 or indices.shape[0] != 1 or not hasattr(indices, "dask"):
+            return self._base.take(x, indices, axis=axis)
+        # The one index twice, then the first of the two results: a one-element Dask index over a single
+        # chunk gives a wrong shape.
+        axis = axis % x.ndim
+        both = self._base.take(x, self._base.concat([indices, indices]), axis=axis)
+        return both[(slice(None),) * axis + (slice(0, 1),)]
 
     def eye(self, n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
         # dask.array.eye with fewer rows than columns builds a graph with blocks missing (it chunks the
@@ -131,12 +145,19 @@ class _Namespace:
 _NAMESPACES: dict = {}
 
 
-def linalg_namespace(xp: Any) -> Any:
-    """``xp`` itself, or for array-api-compat's Dask namespace one whose ``linalg`` and ``eye`` follow the
-    standard."""
+def standard_namespace(xp: Any) -> Any:
+    """``xp`` itself, or for array-api-compat's Dask namespace one whose ``linalg``, ``eye`` and ``take``
+    follow the standard."""
     if getattr(xp, "__name__", None) != "array_api_compat.dask.array":
         return xp
     try:
         return _NAMESPACES[id(xp)]
     except KeyError:
         return _NAMESPACES.setdefault(id(xp), _Namespace(xp))
+
+
+def standard_rule(rule):
+    """An operation's rule ``rule(xp, ...)``, called with :func:`standard_namespace` of ``xp``."""
+    def call(xp, *args, **params):
+        return rule(standard_namespace(xp), *args, **params)
+    return call
