@@ -402,7 +402,8 @@ def _write(c, env, v, flipped=()):
     target = _pick(c, held) if held and _coin(c, 92) else _pick(c, floats)
     if any(np.shares_memory(env[target], env[f]) for f in flipped if f in env):
         # flip is a view in NumPy, a copy here and in torch; reshape is a view where the storage
-        # order allows, which differs between libraries: the standard leaves such aliasing open
+        # order allows, which differs between libraries; linalg.diagonal is a view in torch, a copy
+        # here: the standard leaves such aliasing open
         return None
     key = None
     shape = env[target].shape
@@ -460,7 +461,7 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
             continue
         program, env = Program(program.leaves, (*program.lines, line)), new_env
         if line.startswith(f"v{n} ="):
-            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(")):
+            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(", f"v{n} = xp.linalg.diagonal(")):
                 flipped.append(f"v{n}")
             n += 1
     return program
