@@ -240,3 +240,16 @@ def test_a_chunked_vector_broadcast_against_a_transposed_matrix(sync, op):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
     slope = np.ones_like(want) if op == "add" else h1 / want
     np.testing.assert_allclose(grad.numpy(), (2 * want * slope).sum(axis=0), rtol=1e-4)
+
+
+def test_a_reshape_dask_refuses_goes_through_one_axis(sync):
+    # (3, 2, 3) to (2, 9) neither merges nor splits axes evenly: dask.array.reshape raises NotImplementedError.
+    host = np.random.default_rng(4).standard_normal((3, 2, 3)).astype(F32)
+    x = sw.tensor(da.from_array(host, chunks=2))
+    out = sw.array_api.reshape(sw.array_api.tanh(x), (2, 9))
+    loss = sw.sum(out * sw.tensor(da.from_array(np.arange(18, dtype=F32).reshape(2, 9))))
+    loss.backward()
+    got, grad = sw.compute(out, x.grad)
+    np.testing.assert_allclose(got.numpy(), np.tanh(host.astype(np.float64)).reshape(2, 9), rtol=1e-5)
+    slope = 1 - np.tanh(host.astype(np.float64)) ** 2
+    np.testing.assert_allclose(grad.numpy(), slope * np.arange(18).reshape(3, 2, 3), rtol=1e-4, atol=1e-6)

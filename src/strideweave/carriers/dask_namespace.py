@@ -1,4 +1,4 @@
-"""Where Dask's Array API namespace departs from the standard: ``linalg``, ``eye`` and ``take``.
+"""Where Dask's Array API namespace departs from the standard: ``linalg``, ``eye``, ``take``, ``reshape``.
 
 Linear algebra is NumPy's functions, one matrix at a time.
 
@@ -14,8 +14,9 @@ reductions Dask computes chunk by chunk (``matmul``, ``vecdot``, ``trace``,
 ``diagonal``, the norms, ...) stay Dask's.
 
 ``eye`` and ``take`` are replaced too: ``dask.array.eye`` with fewer rows
-than columns gives a broken graph, and indexing one chunk with a Dask index
-of one element reports the chunk's length as the result's.
+than columns gives a broken graph, indexing one chunk with a Dask index of
+one element reports the chunk's length as the result's, and ``reshape``
+refuses shapes that do not merge or split axes evenly.
 
 The cost: a matrix must fit in one worker's memory. Dask's blocked
 algorithms (``tsqr`` for tall-and-skinny ``qr`` / ``svd``) remain available
@@ -115,8 +116,8 @@ class _Linalg:
 
 
 class _Namespace:
-    """A Dask Array API namespace whose ``linalg`` is :class:`_Linalg`, and whose ``eye`` and ``take``
-    work for every shape; everything else is the namespace's."""
+    """A Dask Array API namespace whose ``linalg`` is :class:`_Linalg`, and whose ``eye``, ``take`` and
+    ``reshape`` work for every shape; everything else is the namespace's."""
 
     def __init__(self, base: Any):
         self._base = base
@@ -124,6 +125,14 @@ class _Namespace:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._base, name)
+
+    def reshape(self, x, /, shape, *, copy=None):
+        try:
+            return self._base.reshape(x, shape, copy=copy)
+        except NotImplementedError:
+            # Dask reshapes only by merging or splitting whole axes evenly ((3, 2, 3) to (2, 9) it refuses):
+            # all axes merged into one, then split.
+            return self._base.reshape(self._base.reshape(x, (-1,), copy=copy), shape)
 
     def take(self, x, indices, /, *, axis=None):
         if axis is None or indices.ndim != 1 or indices.shape[0] != 1 or not hasattr(indices, "dask"):
@@ -146,8 +155,8 @@ _NAMESPACES: dict = {}
 
 
 def standard_namespace(xp: Any) -> Any:
-    """``xp`` itself, or for array-api-compat's Dask namespace one whose ``linalg``, ``eye`` and ``take``
-    follow the standard."""
+    """``xp`` itself, or for array-api-compat's Dask namespace one whose ``linalg``, ``eye``, ``take`` and
+    ``reshape`` follow the standard."""
     if getattr(xp, "__name__", None) != "array_api_compat.dask.array":
         return xp
     try:

@@ -350,8 +350,9 @@ _Flip = natural_op("flip", lambda xp, a, *, axis: (xp.flip(a, axis=axis), None),
                    lambda xp, g, kept, *, axis: (xp.flip(g, axis=axis),), reads_inputs=False)
 _Roll = natural_op("roll", lambda xp, a, *, shift, axis: (xp.roll(a, shift, axis=axis), None),
                    lambda xp, g, kept, *, shift, axis: (xp.roll(g, _negate(shift), axis=axis),), reads_inputs=False)
-_Reshape = natural_op("reshape_c", lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape),
-                      lambda xp, g, kept, *, shape: (xp.reshape(g, kept),), reads_inputs=False)
+# Dask reshapes only by merging or splitting axes evenly (carriers/dask_namespace.py goes through 1-D).
+_Reshape = natural_op("reshape_c", standard_rule(lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape)),
+                      standard_rule(lambda xp, g, kept, *, shape: (xp.reshape(g, kept),)), reads_inputs=False)
 _Moveaxis = natural_op("moveaxis", lambda xp, a, *, source, destination: (xp.moveaxis(a, source, destination), None),
                        lambda xp, g, kept, *, source, destination: (xp.moveaxis(g, destination, source),),
                        reads_inputs=False)
