@@ -104,8 +104,6 @@ def run_interop(cases: Sequence[Case], carriers: Sequence[str]) -> list[Check]:
 
 def _skip_reason(case: Case, prepared, carrier: str) -> str:
     """Why a case cannot cross a bridge as it is ('' when it can)."""
-    if any(p.layout.depth > 1 for p in prepared):
-        return "skipped: nested input modes have no native-array form"
     if carrier == "jax" and tuple(case.variants or ()) == ("canonical",):
         return ("skipped: fn reinterprets storage, and JAX arrays carry no strides (jax_function hands fn "
                 "row-major storage)")

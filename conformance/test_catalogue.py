@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import strideweave as sw
-from conformance.cases.array_api import NO_DASK
 from conformance.catalogue import CATALOGUE, select
 from conformance.inputs import VARIANTS, prepare_inputs
 from conformance.report import write_all
@@ -31,11 +30,7 @@ def test_case_agrees_everywhere(case):
     _assert_agree(case, run_case(case, EAGER))
 
 
-# dask.array.linalg lacks some of the standard's linalg functions (conformance/cases/array_api.py, NO_DASK).
-DASK_CASES = [c for c in CATALOGUE if c.name not in NO_DASK]
-
-
-@pytest.mark.parametrize("case", DASK_CASES, ids=[c.name for c in DASK_CASES])
+@pytest.mark.parametrize("case", CATALOGUE, ids=[c.name for c in CATALOGUE])
 def test_case_agrees_on_dask(case, request):
     pytest.importorskip("dask.array")
     request.getfixturevalue("dask_client")

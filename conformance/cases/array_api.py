@@ -10,8 +10,6 @@ differently.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 import strideweave as sw
@@ -165,10 +163,3 @@ LINALG = [
 ]
 
 CASES: list[Case] = ELEMENTWISE + AXIS + LINALG
-
-#: cases whose functions dask.array's linalg does not provide (array-api-compat 1.x: no inv, det, slogdet,
-#: eigh, cholesky or cross there); on the Dask carrier they raise AttributeError naming the function
-NO_DASK = {"xp_inv", "xp_det", "xp_slogdet", "xp_cholesky", "xp_eigh", "xp_eigvalsh", "xp_cross",
-           "xp_matrix_power"}
-CASES = [replace(c, unavailable=(("dask", "dask.array.linalg does not provide this function"),))
-         if c.name in NO_DASK else c for c in CASES]

@@ -223,3 +223,33 @@ def test_a_lost_worker_is_named_and_leaves_grad_alone():
             assert w.grad is grad
     with dask.config.set(scheduler="synchronous"):  # the lazy gradient still evaluates elsewhere
         np.testing.assert_array_equal(sw.compute(w.grad)[0].numpy(), [2, 2, 2, 2])
+
+
+@pytest.mark.parametrize("op", ["add", "hypot"])
+def test_a_chunked_vector_broadcast_against_a_transposed_matrix(sync, op):
+    # The vector is read as (3, 1) by a blockwise layer; Dask's optimiser once dropped blocks when it
+    # fused that layer's extent-1 axis into an operation that broadcasts it over two chunks.
+    h0 = np.random.default_rng(2).standard_normal((3, 3)).astype(F32)
+    h1 = np.random.default_rng(3).standard_normal(3).astype(F32)
+    x0, x1 = sw.tensor(da.from_array(h0, chunks=2)), sw.tensor(da.from_array(h1, chunks=2))
+    out = getattr(sw.array_api, op)(x0.mT, x1)
+    loss = sw.sum(out * out)
+    loss.backward()
+    got, grad = sw.compute(out, x1.grad)
+    want = getattr(np, op)(h0.T.astype(np.float64), h1)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+    slope = np.ones_like(want) if op == "add" else h1 / want
+    np.testing.assert_allclose(grad.numpy(), (2 * want * slope).sum(axis=0), rtol=1e-4)
+
+
+def test_a_reshape_dask_refuses_goes_through_one_axis(sync):
+    # (3, 2, 3) to (2, 9) neither merges nor splits axes evenly: dask.array.reshape raises NotImplementedError.
+    host = np.random.default_rng(4).standard_normal((3, 2, 3)).astype(F32)
+    x = sw.tensor(da.from_array(host, chunks=2))
+    out = sw.array_api.reshape(sw.array_api.tanh(x), (2, 9))
+    loss = sw.sum(out * sw.tensor(da.from_array(np.arange(18, dtype=F32).reshape(2, 9))))
+    loss.backward()
+    got, grad = sw.compute(out, x.grad)
+    np.testing.assert_allclose(got.numpy(), np.tanh(host.astype(np.float64)).reshape(2, 9), rtol=1e-5)
+    slope = 1 - np.tanh(host.astype(np.float64)) ** 2
+    np.testing.assert_allclose(grad.numpy(), slope * np.arange(18).reshape(3, 2, 3), rtol=1e-4, atol=1e-6)

@@ -481,8 +481,9 @@ def _write(c, env, v, flipped=()):
         return None  # a write into a leaf made from data: the contract's refusal, drawn now and then
     target = _pick(c, held) if held and _coin(c, 92) else _pick(c, floats)
     if any(np.shares_memory(env[target], env[f]) for f in flipped if f in env):
-        # flip and a reversed slice are views in NumPy, copies here and in torch; reshape is a view where the storage
-        # order allows, which differs between libraries: the standard leaves such aliasing open
+        # flip and a reversed slice are views in NumPy, copies here and in torch; reshape is a view where the
+        # storage order allows, which differs between libraries; linalg.diagonal is a view in torch, a copy
+        # here: the standard leaves such aliasing open
         return None
     key = None
     shape = env[target].shape
@@ -511,11 +512,12 @@ def _broadcasts_to(src, dst) -> bool:
 
 _KINDS = [(_unary, 12), (_binary, 14), (_reduction, 9), (_shape_fn, 7), (_index, 11), (_axis_fn, 12),
           (_where, 4), (_matmul, 4), (_clip, 3), (_copy, 7), (_fresh, 4), (_write, 16)]
-_TABLE = [k for k, w in _KINDS for _ in range(w)]
+TABLE = [k for k, w in _KINDS for _ in range(w)]
 
 
-def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: int = 8) -> Program:
-    """A program whose every statement runs in float64 NumPy."""
+def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: int = 8, kinds=TABLE) -> Program:
+    """A program whose every statement runs in float64 NumPy; statements of ``kinds`` (``kind(c, env, v)``,
+    each entry once per unit of weight)."""
     leaves = []
     for i in range(c.int(1, max_leaves)):
         shape = tuple(c.int(1, 3) for _ in range(c.int(0, 3)))
@@ -527,7 +529,7 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
     target, attempts, n, flipped = c.int(2, max_lines), 0, 0, []
     while len(program.lines) < target and attempts < 4 * max_lines:
         attempts += 1
-        kind = _pick(c, _TABLE)
+        kind = _pick(c, kinds)
         try:
             line = kind(c, env, f"v{n}", flipped) if kind is _write else kind(c, env, f"v{n}")
         except NoChoice:
@@ -539,9 +541,9 @@ def draw_program(c, *, singular: bool = False, max_leaves: int = 3, max_lines: i
             continue
         program, env = Program(program.leaves, (*program.lines, line)), new_env
         if line.startswith(f"v{n} ="):
-            # a copy here and in torch, a view in NumPy: reversed slices too
+            # a copy here and in torch, a view in NumPy: reversed slices too; linalg.diagonal a view in torch
             read = re.fullmatch(rf"v{n} = \w+\[(.*)\]", line)
-            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(")) or \
+            if line.startswith((f"v{n} = xp.flip(", f"v{n} = xp.reshape(", f"v{n} = xp.linalg.diagonal(")) or \
                     (read is not None and has_negative_step(read.group(1), env)):
                 flipped.append(f"v{n}")
             n += 1

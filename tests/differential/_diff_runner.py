@@ -64,10 +64,33 @@ def loss_line(names) -> str:
     return "loss = " + " + ".join(terms) if terms else ""
 
 
+def leaf_lines(program: Program, carrier: str) -> list[str]:
+    """The statements that make the program's leaves on ``carrier``.
+
+    On Dask: wrapped dask arrays in chunks of two along every axis (so that
+    matrices lie across chunks), computed on the synchronous scheduler.
+    """
+    if carrier != "dask":
+        return [f"{n} = xp.asarray({leaf_literal(d)}, device={carrier!r})" for n, d in program.leaves]
+    return [f"{n} = sw.tensor(da.from_array({leaf_literal(d)}, chunks=2))" if np.ndim(d)
+            else f"{n} = xp.asarray({leaf_literal(d)}, device=sw.zeros(1, carrier='dask').device)"
+            for n, d in program.leaves]
+
+
+def _header(carrier: str) -> list[str]:
+    if carrier != "dask":
+        return ["import numpy as np", "import strideweave.array_api as xp"]
+    return ["import dask.array as da", "import numpy as np", "import strideweave as sw",
+            "import strideweave.array_api as xp"]
+
+
 def sw_source(program: Program, carrier: str, names=None) -> str:
     """The program as a runnable StrideWeave script (the reproducer)."""
-    lines = ["import numpy as np", "import strideweave.array_api as xp", ""]
-    lines += [f"{n} = xp.asarray({leaf_literal(d)}, device={carrier!r})" for n, d in program.leaves]
+    lines = [*_header(carrier), ""]
+    if carrier == "dask":
+        lines[:0] = ["import dask"]
+        lines += ["dask.config.set(scheduler='synchronous')"]
+    lines += leaf_lines(program, carrier)
     lines += list(program.lines)
     if names:
         lines += [loss_line(names), "loss.backward()"]
@@ -110,10 +133,16 @@ def _run(program: Program, env: dict, to_numpy, grad_of, backward) -> Run:
 
 
 def run_strideweave(program: Program, carrier: str) -> Run:
-    import strideweave.array_api as xp
-    env = {"xp": xp, "np": np}
-    for name, data in program.leaves:
-        env[name] = xp.asarray(np.array(data), device=carrier)
+    if carrier == "dask":
+        import dask
+        with dask.config.set(scheduler="synchronous"):
+            return _run_strideweave(program, carrier)
+    return _run_strideweave(program, carrier)
+
+
+def _run_strideweave(program: Program, carrier: str) -> Run:
+    env: dict = {}
+    exec("\n".join([*_header(carrier), *leaf_lines(program, carrier)]), env)  # as the reproducer does
 
     def grad_of(t):
         return None if t.grad is None else np.asarray(t.grad.numpy())

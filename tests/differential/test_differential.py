@@ -9,7 +9,10 @@ skipped; a StrideWeave refusal where torch runs is counted and listed in the
 summary, and must be one of the expected error types; a silent difference
 fails the test with a minimal, copy-pastable reproducer.
 
-Budget: a few dozen programs per carrier in CI; ``pytest --soak`` (or
+On Dask the programs also draw the standard's ``xp.linalg`` (``_diff_linalg``)
+and run on the synchronous scheduler, leaves in chunks of two.
+
+Budget: a few dozen programs per carrier in CI (Dask: a few, each op builds a graph); ``pytest --soak`` (or
 ``STRIDEWEAVE_SOAK=1``) runs 2,500 per carrier, ``STRIDEWEAVE_DIFF_EXAMPLES``
 sets any other number. ``STRIDEWEAVE_DIFF_SINGULAR=1`` draws values from a
 small grid with zeros and ties and lifts the singular-point guards (see
@@ -27,14 +30,18 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 pytest.importorskip("array_api_compat")
 
-from _diff_programs import HypothesisChooser, draw_program
+from _diff_linalg import WITH_LINALG
+from _diff_programs import TABLE, HypothesisChooser, draw_program
 from _diff_runner import FAILURES, LOUD, TALLY, Tally, classify, minimize, reproducer
 
-CARRIERS = ["numpy", "torch", "jax", "array_api_strict"]
+CARRIERS = ["numpy", "torch", "jax", "array_api_strict", "dask"]
 SOAK = bool(os.environ.get("STRIDEWEAVE_SOAK"))
 EXAMPLES = int(os.environ.get("STRIDEWEAVE_DIFF_EXAMPLES", "2500" if SOAK else "30"))
-#: JAX compiles every new shape of every primitive, so its CI share is smaller
-CI_EXAMPLES = {"jax": 10}
+#: JAX compiles every new shape of every primitive, and Dask builds and computes a graph per program,
+#: so their CI shares are smaller
+CI_EXAMPLES = {"jax": 10, "dask": 6}
+#: the statement kinds drawn per carrier
+KINDS = {"dask": WITH_LINALG}
 SINGULAR = os.environ.get("STRIDEWEAVE_DIFF_SINGULAR", "") not in ("", "0")
 #: at most this many programs are minimised per carrier (each reproducer listed once)
 MAX_MINIMISED = 24
@@ -51,7 +58,7 @@ def test_random_programs_agree_with_torch(carrier):
     @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
               suppress_health_check=list(HealthCheck))
     def one_program(data):
-        program = draw_program(HypothesisChooser(data), singular=SINGULAR)
+        program = draw_program(HypothesisChooser(data), singular=SINGULAR, kinds=KINDS.get(carrier, TABLE))
         outcome = classify(program, carrier, singular=SINGULAR)
         tally.add(carrier, outcome)
         report = os.environ.get("STRIDEWEAVE_DIFF_REPORT")

@@ -118,3 +118,36 @@ def test_drawn_programs_run_in_the_shadow_and_their_leaves_print_exactly(seed):
     for _, data in program.leaves:
         again = np.asarray(eval(leaf_literal(data), namespace), dtype=np.float32)
         assert np.array_equal(again, data)
+
+
+# ----- Dask: the same classification, leaves in chunks, linalg statements --------------------------
+
+SPD = (("x0", np.array([[1.5, 0.25, -0.5], [0.75, 1.25, 0.5], [-0.25, 0.5, 1.75]], dtype=np.float32)),)
+CHOLESKY = Program(SPD, ("v0 = xp.linalg.cholesky(x0 @ x0.mT + 1.0 * xp.eye(3, dtype=x0.dtype, device=x0.device))",
+                         "v1 = xp.linalg.det(x0)"))
+
+
+def test_dask_linalg_agrees_and_an_upper_factor_is_a_silent_difference(monkeypatch):
+    pytest.importorskip("dask.array")
+    assert classify(CHOLESKY, "dask").kind == AGREE
+    cholesky = xp.linalg.cholesky
+    monkeypatch.setattr(xp.linalg, "cholesky", lambda a, upper=False: cholesky(a, upper=not upper))
+    outcome = classify(CHOLESKY, "dask")
+    assert outcome.kind == SILENT and "value of v0" in outcome.detail
+
+
+def test_a_dask_reproducer_runs_as_printed():
+    pytest.importorskip("dask.array")
+    text = reproducer(CHOLESKY, "dask", classify(CHOLESKY, "dask"))
+    assert "da.from_array(" in text and "scheduler='synchronous'" in text
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        exec(text, {})  # the reproducer is the subject
+    assert "x0" in out.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_drawn_linalg_programs_run_in_the_shadow(seed):
+    from _diff_linalg import WITH_LINALG
+
+    program = draw_program(RandomChooser(seed), kinds=WITH_LINALG)
+    assert program.lines and shadow(program) is not None

@@ -67,8 +67,8 @@ def _flat_block(blocks):
     return blocks.reshape(-1)
 
 
-def _rows_block(block, tail):
-    return block.reshape((-1, *tail))
+def _rows_block(block, like):
+    return block.reshape((-1, *like.shape))
 
 
 def flatten(x):
@@ -97,10 +97,14 @@ def unflatten(x, shape):
     inner = math.prod(shape[1:])
     if len(shape) < 2 or x.ndim != 1 or len(x.chunks[0]) == 1 or inner == 0 or any(c % inner for c in x.chunks[0]):
         return x.reshape(shape)
-    chunks = (tuple(c // inner for c in x.chunks[0]), *tuple((e,) for e in shape[1:]))
-    return da.map_blocks(_rows_block, x, tail=shape[1:], new_axis=list(range(1, len(shape))), chunks=chunks,
-                         dtype=x.dtype, meta=np.empty((0,) * len(shape), dtype=x.dtype),
-                         name=_name("rows_block", x.name, shape))
+    # The trailing axes come from an uninitialised array of their shape, not as new axes: Dask's optimiser
+    # drops blocks when it fuses a new axis that a later operation broadcasts (extent 1 against several
+    # chunks). Like ``_spread``'s, that array's layer fuses into its consumers.
+    index = "abcdefghijklmnopqrstuvwxyz"[:len(shape)]
+    like = da.empty(shape[1:], chunks=shape[1:], dtype=x.dtype)
+    return da.blockwise(_rows_block, index, x, "a", like, index[1:],
+                        adjust_chunks={"a": tuple(c // inner for c in x.chunks[0])}, dtype=x.dtype,
+                        meta=np.empty((0,) * len(shape), dtype=x.dtype), name=_name("rows_block", x.name, shape))
 
 
 def _name(prefix, *parts):

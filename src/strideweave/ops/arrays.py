@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import default_int, transfer
+from ..carriers.dask_namespace import standard_rule
 from ..carriers.jax_carrier import holds_tracers, is_tracer, refuse_traced
 from ..dtypes import accumulation_dtype
 from ..layout import Layout
@@ -269,7 +270,8 @@ def _take_vjp(xp, g, kept, *, axis):
     return index_add(xp, g, indices, n, axis), None  # repeated indices accumulate
 
 
-_Take = natural_op("take", _take_forward, _take_vjp, reads_inputs=False)
+# Dask's take of a one-element Dask index gives a wrong shape (carriers/dask_namespace.py).
+_Take = natural_op("take", standard_rule(_take_forward), _take_vjp, reads_inputs=False)
 
 
 def _check_indices(x: Tensor, indices: Any, name: str) -> Tensor:
@@ -344,8 +346,9 @@ _Flip = natural_op("flip", lambda xp, a, *, axis: (xp.flip(a, axis=axis), None),
                    lambda xp, g, kept, *, axis: (xp.flip(g, axis=axis),), reads_inputs=False)
 _Roll = natural_op("roll", lambda xp, a, *, shift, axis: (xp.roll(a, shift, axis=axis), None),
                    lambda xp, g, kept, *, shift, axis: (xp.roll(g, _negate(shift), axis=axis),), reads_inputs=False)
-_Reshape = natural_op("reshape_c", lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape),
-                      lambda xp, g, kept, *, shape: (xp.reshape(g, kept),), reads_inputs=False)
+# Dask reshapes only by merging or splitting axes evenly (carriers/dask_namespace.py goes through 1-D).
+_Reshape = natural_op("reshape_c", standard_rule(lambda xp, a, *, shape: (xp.reshape(a, shape), a.shape)),
+                      standard_rule(lambda xp, g, kept, *, shape: (xp.reshape(g, kept),)), reads_inputs=False)
 _Moveaxis = natural_op("moveaxis", lambda xp, a, *, source, destination: (xp.moveaxis(a, source, destination), None),
                        lambda xp, g, kept, *, source, destination: (xp.moveaxis(g, destination, source),),
                        reads_inputs=False)

@@ -18,6 +18,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..carriers import transfer
+from ..carriers.dask_namespace import standard_namespace, standard_rule
 from ..carriers.jax_carrier import is_tracer
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor
@@ -245,11 +246,13 @@ def _eigh_vjp(xp, gs, outs):
     gw, gv = gs
     w, v = outs
     vt = _mT(xp, v)
-    # (V^T gV)_ij / (w_j - w_i) off the diagonal, gw on it (distinct eigenvalues).
+    # skew(V^T gV)_ij / (w_j - w_i) off the diagonal, gw on it (distinct eigenvalues). The skew part
+    # makes the gradient symmetric, as torch's is: only that part acts on a symmetric input.
     diff = w[..., None, :] - w[..., :, None]
     n = w.shape[-1]
     eye = xp.eye(n, dtype=w.dtype, device=_device(w))
-    inner = (vt @ gv) / (diff + eye) * (1 - eye) + gw[..., None, :] * eye
+    vtgv = vt @ gv
+    inner = 0.5 * (vtgv - _mT(xp, vtgv)) / (diff + eye) * (1 - eye) + gw[..., None, :] * eye
     return (v @ inner @ vt,)
 
 
@@ -490,9 +493,9 @@ def _diagonal_vjp(xp, g, shape, *, offset):
     rows, cols = shape[-2], shape[-1]
     extent = rows if offset >= 0 else cols
     pad = xp.zeros((*g.shape[:-1], extent - g.shape[-1]), dtype=g.dtype, device=_device(g))
-    full = xp.concat([g, pad], axis=-1) if offset >= 0 else xp.concat([pad, g], axis=-1)
+    full = xp.concat([g, pad], axis=-1)
     mask = _diagonal_mask(xp, rows, cols, offset, g.dtype, _device(g))
-    # Element (i, j) of the diagonal is diagonal entry i (offset >= 0) or j (offset < 0).
+    # Element (i, j) of the diagonal is diagonal entry i (offset >= 0) or j (offset < 0), counted from 0.
     return (mask * (full[..., :, None] if offset >= 0 else full[..., None, :]),)
 
 
@@ -601,7 +604,20 @@ def matrix_rank(x, /, *, rtol=None, options=None) -> Tensor:
     tolerance = _rtol(rtol, x, "matrix_rank")
 
     def rank(xp, a):
+        xp = standard_namespace(xp)
         s = xp.linalg.svdvals(a)
         return xp.count_nonzero(s > _cutoff(xp, a, s, tolerance), axis=-1)
 
     return _forward_only(rank, x, options=options)
+
+
+# ----- Dask ------------------------------------------------------------------------------------------
+
+# Rules called with a namespace whose ``linalg`` and ``eye`` follow the standard (Dask's do not:
+# carriers/dask_namespace.py); other namespaces pass through unchanged.
+for _op in (_Inv, _Solve, _Det, _Slogdet, _Cholesky, _Eigh, _Eigvalsh, _SVD, _Svdvals, _QR, _Pinv, _Cross,
+            _Trace, _Diagonal, _Eye):
+    _op.forward_rule = staticmethod(standard_rule(_op.forward_rule))
+    _op.vjp_rule = staticmethod(standard_rule(_op.vjp_rule))
+    if "outputs_rule" in vars(_op):
+        _op.outputs_rule = staticmethod(standard_rule(_op.outputs_rule))

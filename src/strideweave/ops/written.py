@@ -81,8 +81,12 @@ class WrittenValue(Operation):
             positions, selected = write
             positions = positions.reshape(-1)
             held = owner[positions] == index  # later writes took the others over
-            take_at = np.where(held, positions, 0)
-            picked = xp.take(flat, xp.asarray(np.ascontiguousarray(take_at), device=device), axis=0)
+            take_at = np.ascontiguousarray(np.where(held, positions, 0))
+            # Dask takes the NumPy index itself, as its carrier's gathers do: with a Dask index of one
+            # element over two, dask.array.take reports a wrong shape.
+            if kind.cls.backend != "dask":
+                take_at = xp.asarray(take_at, device=device)
+            picked = xp.take(flat, take_at, axis=0)
             if not held.any():
                 picked = xp.zeros_like(picked)
             elif not held.all():
