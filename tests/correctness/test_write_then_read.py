@@ -154,6 +154,8 @@ CASES.update({
     "where": Case((bools(), real(), real()), lambda ns, c, a, b: ns.where(c, a, b)),
     "cumulative_sum": Case((real(),), lambda ns, a: ns.cumulative_sum(a, axis=0)),
     "cumulative_prod": Case((real(),), lambda ns, a: ns.cumulative_prod(a, axis=1)),
+    "cumsum": Case((real(),), lambda ns, a: ns.cumsum(a, axis=0)),
+    "cumprod": Case((real(),), lambda ns, a: ns.cumprod(a, axis=1)),
     "astype": Case((real(),), lambda ns, a: ns.astype(a, ns.int32)),
     "to_device": Case((real(),), lambda ns, a: ns.to_device(a, a.device)),
     "empty_like": Case((real(),), lambda ns, a: ns.empty_like(a), compare="shape"),

@@ -50,8 +50,8 @@ def test_wrap_native_builds_the_tensor_sw_tensor_builds(carrier, form):
         values = np.asarray(values)  # a NumPy scalar is data, not an array; the 0-d array is
     for _ in range(2):  # the second call is served by the cache
         native = _native(carrier, values)
-        # a 0-d argument is a 0-d Tensor, as xp.asarray makes it (sw.tensor lays it out with shape (1,))
-        got, want = wrap_native(native), (sw.tensor(native) if values.ndim else xp.asarray(native))
+        # a 0-d argument is a 0-d Tensor on its own carrier (sw.tensor lays it out with shape (1,))
+        got, want = wrap_native(native), (sw.tensor(native) if native.ndim else xp.reshape(sw.tensor(native), ()))
         assert got.layout == want.layout and got.dtype == want.dtype
         assert got.carrier.kind == want.carrier.kind
         np.testing.assert_array_equal(got.numpy(), np.asarray(values))

@@ -19,7 +19,7 @@ Three more stop in xarray for other reasons (docs/xarray.md): ``.polyfit``
 solves with ``np.linalg.lstsq`` on a float64 Vandermonde matrix, which a
 Tensor refuses by name; ``.integrate`` multiplies the data by differences
 of its NumPy coordinate (float64: a Float64 result that backward refuses,
-naming xarray's line; beside another carrier: ``CarrierMismatchError``);
+naming xarray's line; on JAX without 64-bit types: ``CarrierMismatchError``);
 ``.isel`` with a DataArray of indices is vectorized indexing, which xarray
 refuses for every Array API array. Each has a case that shows the failure
 and one for the form that differentiates.
@@ -42,10 +42,11 @@ LSTSQ = Loud(TypeError, r"np\.linalg\.lstsq is not run on StrideWeave Tensors",
              "xarray's polyfit solves with NumPy's lstsq on a float64 Vandermonde matrix of the coordinate")
 TRAPEZOID_FLOAT64 = dataclasses.replace(
     float64_cut(r"xarray/core/duck_array_ops\.py", "xarray's integrate multiplies by differences of the float64 "
-                "NumPy coordinate"), carriers=("numpy",))
+                "NumPy coordinate (which xp.asarray puts on the default carrier)"),
+    carriers=("numpy", "torch", "array_api_strict"))
 TRAPEZOID_ON_NUMPY = Loud(CarrierMismatchError, r"different carriers \(NumpyCarrier",
                           "xarray's integrate multiplies by differences of its NumPy coordinate",
-                          carriers=("torch", "jax", "array_api_strict"))
+                          carriers=("jax",))
 VECTORIZED = Loud(TypeError, "^Vectorized indexing is not supported$",
                   "xarray's ArrayApiIndexingAdapter refuses vectorized indexing for every Array API array")
 TIMES = np.arange(6) * 0.5
