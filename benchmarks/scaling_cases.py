@@ -191,8 +191,9 @@ CASES = [
     Case("cumulative_sum", lambda xp, a: xp.cumulative_sum(a), ("x",)),
     Case("cumulative_prod", lambda xp, a: xp.cumulative_prod(a), ("near1",)),
     Case("cumulative_prod [one zero]", lambda xp, a: xp.cumulative_prod(a), ("zero1",)),
-    Case("cumsum", lambda xp, a: xp.cumsum(a), ("x",)),
-    Case("cumprod", lambda xp, a: xp.cumprod(a), ("near1",)),
+    # NumPy's names; torch's cumsum and cumprod need the axis (dim) named
+    Case("cumsum", lambda xp, a: xp.cumsum(a), ("x",), torch=lambda torch, a: torch.cumsum(a, 0)),
+    Case("cumprod", lambda xp, a: xp.cumprod(a), ("near1",), torch=lambda torch, a: torch.cumprod(a, 0)),
     Case("diff", lambda xp, a: xp.diff(a), ("x",)),
     # ----- shape and copies
     Case("broadcast_arrays", lambda xp, r, m: xp.broadcast_arrays(r, m), ("row", "M")),
