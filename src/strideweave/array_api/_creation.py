@@ -45,11 +45,10 @@ __all__ = [
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """A Tensor from a Tensor, a native array, a Python scalar or nested sequences (C order).
 
-    Without ``device``, a Tensor stays where it is; a native array of the
-    default carrier's library is wrapped as it is (no copy, its own device);
-    one of another library in host memory moves to the default carrier
-    (zero-copy through DLPack where the libraries allow); any other native
-    array (on an accelerator, lazy) is wrapped on its own library's carrier.
+    Without ``device``, a Tensor stays where it is; a NumPy array is host data,
+    as a list is, and lands on the default carrier (zero-copy through DLPack
+    where that library shares host memory); an array of any other library is
+    wrapped without copying on its own library's carrier.
     """
     dtype = _dtype(dtype, None)
     out: Tensor | None
@@ -108,7 +107,9 @@ def _in_host_memory(array) -> bool:
 
 def _default_for_native(obj, default):
     """Where ``asarray`` puts a native array given no device: ``default`` (the default carrier's kind) for
-    an array of another library in host memory when ``default`` is there too, else None (its own carrier)."""
+    a NumPy array when ``default`` lives in host memory too, else None (its own carrier)."""
+    if not isinstance(obj, np.ndarray):
+        return None  # torch, JAX, array-api-strict arrays: wrapped on their own carrier, without copying
     try:
         own = kind_for_array(obj)
     except TypeError:

@@ -11,8 +11,8 @@ libraries:
 - ``xp``: the ``strideweave.array_api`` namespace on that carrier: it is
   the default carrier for the test's duration (``xp.zeros``, ``xp.arange``
   ... create Tensors there), and ``xp.asarray`` without ``device=`` puts
-  NumPy and other native arrays there too (as the plain namespace does for
-  host arrays of another library), so ``xp.asarray(np_array)`` in a test
+  NumPy and other native arrays there too (the plain namespace does so for
+  NumPy arrays), so ``xp.asarray(np_array)`` in a test
   runs on every carrier, as SciPy's tests expect;
 - ``check_grad``: ``check_grad(fn, inputs, **options)`` runs
   :func:`strideweave.testing.compare_with_native` on that carrier against
