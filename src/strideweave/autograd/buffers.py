@@ -127,6 +127,21 @@ def add_into(owned: Tensor, other: Tensor) -> Tensor:
     return add_cotangents(owned, other)
 
 
+def add_patch(target: Tensor, total: Tensor, patch: Any) -> bool:
+    """Add ``patch`` (a ``Patch`` for ``target``) into ``total``'s storage in place; False where it cannot.
+
+    ``total`` must belong to the traversal alone and be stored in ``target``'s
+    layout on a carrier whose arrays are written in place (so the cost is the
+    patch's size, not the Tensor's).
+    """
+    carrier = total._carriers[0]
+    if carrier.immutable_arrays or not (total._layout is target._layout or total._layout == target._layout):
+        return False
+    offset = total._offset + patch.offset
+    carrier.scatter_rev(patch.layout, offset, carrier.gather_rev(patch.layout, offset) + patch.values)
+    return True
+
+
 def aggregate(target: Tensor, total: Tensor, batch: int | None = None) -> Tensor:
     """For a broadcast target: the sum over each storage slot, replicated at each of its positions.
 

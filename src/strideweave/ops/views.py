@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.cotangents import EVERY, BatchUnsupported, Request
+from ..autograd.cotangents import EVERY, BatchUnsupported, Patch, Request
 from ..carriers import carrier_for_array
 from ..layout import Layout, Shape
 from ..layout.order import broadcast_axes
@@ -135,8 +135,30 @@ class View(Primitive):
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         if gradient._layout.rank != self._result_layout.rank:
             return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),), (False,)
-        value, owned = view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient, request.owned)
+        source, layout, offset = self._inputs[0], self._result_layout, self.saved
+        if request.defer:
+            patch = _patch(source, layout, offset, gradient)
+            if patch is not None:
+                return (patch,), (False,)
+        value, owned = view_cotangent(source, layout, offset, gradient, request.owned)
         return (value,), (owned,)
+
+
+def _patch(source: Tensor, layout: Layout, offset: int, gradient: Tensor) -> Patch | None:
+    """The view's cotangent as a ``Patch`` of ``source``'s, where the engine can add it in place.
+
+    Only for a part of a compact source's window (every slot there is the
+    source's, so no hole is written) on a carrier written in place; a view of
+    the whole window keeps ``view_cotangent``'s copy-free path.
+    """
+    s_layout, s_offset = source._layout, source._offset
+    if layout.size >= s_layout.size or offset < s_offset or offset + layout.cosize > s_offset + s_layout.cosize \
+            or not s_layout.is_compact() or not layout.is_injective():
+        return None
+    carrier = source._carriers[0]
+    if carrier.immutable_arrays:
+        return None
+    return Patch(layout, offset - s_offset, operand(gradient, kind_of(carrier)))
 
 
 def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
