@@ -243,6 +243,9 @@ def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | Non
     if values.shape != leaves:
         if dense and all(extent == 1 for extent in values.shape):
             return _one_value_everywhere(target, values, defer), False
+        if defer and layout.aliasing() == "broadcast":
+            # Kept compact: a broadcast view's backward sums over its stride-0 axes anyway.
+            return Unplaced(values), False
         owned = False
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():

@@ -42,6 +42,7 @@ from .buffers import (
     add_patch,
     aggregate,
     detached_gradient,
+    slot_sums,
     unit_cotangent,
     validate_cotangent,
 )
@@ -165,6 +166,8 @@ class Traversal:
         if value.__class__ is Unplaced:
             if value.unit:  # a fill nobody else refers to
                 return cotangent_for(tensor, value.values), True
+            if tensor._layout.aliasing() == "broadcast":
+                return cotangent_for(tensor, value.values), False  # (the canonical layout; it may broadcast)
             carrier = tensor._carriers[0]
             return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0), True
         if tensor._raw is not None:  # ``where`` inlined: once per raw total made a Tensor
@@ -315,6 +318,12 @@ class Traversal:
         if gradient.__class__ is Patch:
             gradient, owned = self.tensor_record(result, gradient, owned)
         if gradient.__class__ is Unplaced:
+            if observed and node.builtin and node.takes_slot_sums and self.batch is None \
+                    and not result._retains_grad and id(result) not in self.requested \
+                    and result._layout.aliasing() == "broadcast":
+                # Observed only to sum over the broadcast: the sums, compact, without the full cotangent.
+                xp = result._carriers[0]._xp
+                return Unplaced(slot_sums(result._layout, gradient.values, xp)), False, False
             ones = None
             if gradient.unit and not observed and node.builtin:
                 # Ones nobody observes, for a node that only scales them, are never filled.

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.cotangents import EVERY, BatchUnsupported, Patch, Request
+from ..autograd.cotangents import EVERY, BatchUnsupported, Patch, Request, Unplaced
 from ..carriers import carrier_for_array
 from ..layout import Layout, Shape
 from ..layout.order import broadcast_axes
@@ -46,9 +46,7 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     the traversal owns ``gradient``, so a cotangent that reinterprets its
     storage is owned too.
     """
-    carrier = source._carriers[0]
-    kind = kind_of(carrier)
-    xp = kind.namespace
+    kind = kind_of(source._carriers[0])
     s_layout, s_offset = source._layout, source._offset
     if view_offset == s_offset and view_layout.size == s_layout.size and s_layout.is_compact() \
             and (gradient._layout is view_layout or gradient._layout == view_layout):
@@ -58,7 +56,19 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         g_carrier = dense_carrier(gradient, kind)
         if g_carrier is not None:
             return Tensor._make(g_carrier, s_layout, 0), owned
-    values = operand(gradient, kind)
+    return slots_cotangent(source, view_layout, view_offset, operand(gradient, kind))
+
+
+def slots_cotangent(source: Tensor, view_layout: Layout, view_offset: int, values: Any) -> tuple[Tensor, bool]:
+    """``view_cotangent`` from the view's cotangent as a rev array ``values`` (or one broadcasting to it).
+
+    For a broadcast view ``values`` may hold only the sums over each storage
+    slot (extent 1 on the stride-0 axes).
+    """
+    carrier = source._carriers[0]
+    kind = kind_of(carrier)
+    xp = kind.namespace
+    s_layout, s_offset = source._layout, source._offset
     stretched = broadcast_axes(view_layout)
     if stretched:
         # The engine aggregated the cotangent of a broadcast view (equal along its stride-0 axes): one
@@ -112,6 +122,7 @@ class View(Primitive):
     composite = False  # forward computes natively, calling no other operation
     supports_batched = True
     reads_result = False
+    takes_slot_sums = True
     views_input = True  # a fresh buffer seen through a view stays fresh (``operation.versions_of``)
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
@@ -133,9 +144,11 @@ class View(Primitive):
         return (g,), (request.owned,)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        if gradient._layout.rank != self._result_layout.rank:
-            return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),), (False,)
         source, layout, offset = self._inputs[0], self._result_layout, self.saved
+        if gradient.__class__ is Unplaced:  # the sums over each slot of a broadcast result (``takes_slot_sums``)
+            return slots_cotangent(source, layout, offset, gradient.values)[:1], (False,)
+        if gradient._layout.rank != layout.rank:
+            return (batched_view_cotangent(source, layout, offset, gradient),), (False,)
         if request.defer:
             patch = _patch(source, layout, offset, gradient)
             if patch is not None:
