@@ -77,3 +77,35 @@ def test_unstack_backward_allocates_one_source(monkeypatch):
     np.testing.assert_array_equal(np.asarray(a.grad), np.ones((m, m), np.float32))
     # one source-sized buffer for all the slices, not one per slice
     assert sum(sizes) <= 2 * m * m, f"backward allocated {sum(sizes)} elements in {len(sizes)} buffers"
+
+
+@pytest.mark.parametrize("shape, axis", [((7,), 0), ((3, 4, 5), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((1, 2), 0)])
+def test_unstack_values_and_gradient(shape, axis):
+    values = RNG.standard_normal(shape).astype(np.float32)
+    a = xp.asarray(values)
+    parts = xp.unstack(a, axis=axis)
+    want = [np.take(values, i, axis=axis) for i in range(values.shape[axis])]
+    assert len(parts) == len(want)
+    for part, expected in zip(parts, want):
+        assert part.shape == expected.shape
+        np.testing.assert_array_equal(part.detach().numpy(), expected)
+    total = xp.sum(parts[0] * 0)
+    for i, p in enumerate(parts):
+        total = total + xp.sum(p * (i + 1.0))
+    total.backward()
+    ta = torch.tensor(values.astype(np.float64), requires_grad=True)
+    sum(((p * (i + 1.0)).sum() for i, p in enumerate(torch.unbind(ta, axis))), torch.zeros(())).backward()
+    np.testing.assert_allclose(np.asarray(a.grad), ta.grad.numpy(), rtol=1e-6)
+
+
+def test_unstack_of_nested_mode_and_strided_source():
+    import strideweave as sw
+    values = RNG.standard_normal((4, 6)).astype(np.float32)
+    nested = sw.view(sw.tensor(values), sw.Layout(((2, 2), 6), ((6, 12), 1)))
+    parts = xp.unstack(nested)
+    flat = nested.detach().numpy()
+    for i, part in enumerate(parts):
+        np.testing.assert_array_equal(part.detach().numpy(), flat[i])
+    strided = xp.asarray(values)[::2, 1:]
+    for i, part in enumerate(xp.unstack(strided, axis=1)):
+        np.testing.assert_array_equal(part.detach().numpy(), values[::2, 1:][:, i])

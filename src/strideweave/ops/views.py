@@ -30,7 +30,8 @@ from ._primitive import Primitive
 from ._storage import flat_capable
 from .manipulation import copy
 
-__all__ = ["broadcast_to", "from_dlpack", "getitem", "permute", "reshape", "transpose", "view", "view_cotangent"]
+__all__ = ["broadcast_to", "from_dlpack", "getitem", "permute", "reshape", "slices", "transpose", "view",
+           "view_cotangent"]
 
 
 def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor,
@@ -324,6 +325,20 @@ def getitem(x: Tensor, key: Any, *, scalar_rank: int = 1) -> Tensor:
         layout, offset = index_layout(dense._layout, dense._offset, key, scalar_rank=scalar_rank)
         return _make_view(dense, layout, offset, "indexing")
     return _make_view(x, layout, offset, "indexing")
+
+
+def slices(x: Tensor, *, scalar_rank: int = 1) -> tuple[Tensor, ...]:
+    """``x[0], x[1], ...`` along the first top-level mode, as views; the layout is worked out once."""
+    if not isinstance(x, Tensor):
+        raise not_a_tensor("slices", x)
+    if x._layout.rank == 0:
+        raise IndexError("slices needs a Tensor of at least one mode, got a 0-d Tensor")
+    if len(x._carrier_tuple or x._materialize()) != 1:
+        return tuple(getitem(x, i, scalar_rank=scalar_rank) for i in range(x._layout.mode_sizes[0]))
+    layout, offset = index_layout(x._layout, x._offset, 0, scalar_rank=scalar_rank)
+    shape, stride = x._layout._shape_modes[0], x._layout._stride_modes[0]
+    return tuple(View()(x, layout=layout, offset=offset + _nested_offset(i, shape, stride))
+                 for i in range(x._layout.mode_sizes[0]))
 
 
 def setitem(x: Tensor, key: Any, value: Any, *, scalar_rank: int = 1) -> None:
