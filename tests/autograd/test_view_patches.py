@@ -79,7 +79,7 @@ def test_unstack_backward_allocates_one_source(monkeypatch):
     assert sum(sizes) <= 2 * m * m, f"backward allocated {sum(sizes)} elements in {len(sizes)} buffers"
 
 
-@pytest.mark.parametrize("shape, axis", [((7,), 0), ((3, 4, 5), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((1, 2), 0)])
+@pytest.mark.parametrize(("shape", "axis"), [((7,), 0), ((3, 4, 5), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((1, 2), 0)])
 def test_unstack_values_and_gradient(shape, axis):
     values = RNG.standard_normal(shape).astype(np.float32)
     a = xp.asarray(values)
