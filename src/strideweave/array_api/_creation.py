@@ -314,7 +314,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
         dtype = (DType.Float32 if any(isinstance(v, float) for v in (start, stop, step))
                  else default_int(_kind(device)))
     host = np.arange(start, stop, step, dtype=np.float64 if dtype.kind == "float" else np.int64)
-    return fresh_buffer(_from_host(host.astype(dtype.name), _kind(device)))
+    # No second host copy when the staging dtype is the one asked for (a full-size copy per call).
+    return fresh_buffer(_from_host(host.astype(dtype.name, copy=False), _kind(device)))
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):

@@ -14,6 +14,7 @@ from ..ops._args import axis as _axis
 from ..ops._args import tensor as _check
 from ..ops.arrays import _c_reshape, moveaxis
 from ..ops.arrays import expand_dims as _expand_dims
+from ..ops.views import slices as _slices
 from ..tensors.tensor import Tensor
 from ._helpers import checked_shape as _shape
 from ._helpers import to_0d as _to_0d
@@ -114,7 +115,7 @@ def unstack(x, /, *, axis=0):
     x = _check(x, "unstack")
     axis = _axis(axis, x.ndim, "unstack")
     moved = moveaxis(x, axis, 0) if axis else x
-    return tuple(moved[i] for i in range(moved.shape[0]))
+    return _slices(moved, scalar_rank=0)
 
 
 def expand_dims(x, /, axis=0):

@@ -127,6 +127,42 @@ def add_into(owned: Tensor, other: Tensor) -> Tensor:
     return add_cotangents(owned, other)
 
 
+def add_patch(target: Tensor, total: Tensor, patch: Any) -> bool:
+    """Add ``patch`` (a ``Patch`` for ``target``) into ``total``'s storage in place; False where it cannot.
+
+    ``total`` must belong to the traversal alone and be stored in ``target``'s
+    layout on a carrier whose arrays are written in place (so the cost is the
+    patch's size, not the Tensor's).
+    """
+    carrier = total._carriers[0]
+    if carrier.immutable_arrays or not (total._layout is target._layout or total._layout == target._layout):
+        return False
+    offset = total._offset + patch.offset
+    carrier.scatter_rev(patch.layout, offset, carrier.gather_rev(patch.layout, offset) + patch.values)
+    return True
+
+
+def slot_sums(layout: Layout, values: Any, xp: Any) -> Any:
+    """The sum over each storage slot of broadcast ``layout`` of rev array ``values`` (or one broadcasting to it).
+
+    Extent 1 on every stride-0 axis (kept dims). An axis along which
+    ``values`` is already constant is not read: its sum is the value times
+    the extent, so a constant cotangent costs nothing like the view's size.
+    """
+    leaves = layout.rev_leaf_shape
+    if values.ndim < len(leaves):
+        values = xp.reshape(values, (1,) * (len(leaves) - values.ndim) + tuple(values.shape))
+    stretched = broadcast_axes(layout)
+    summed = tuple(axis for axis in stretched if values.shape[axis] != 1)
+    count = 1
+    for axis in stretched:
+        if values.shape[axis] == 1:
+            count *= leaves[axis]
+    if summed:
+        values = xp.sum(values, axis=summed, keepdims=True)
+    return values * count if count != 1 else values
+
+
 def aggregate(target: Tensor, total: Tensor, batch: int | None = None) -> Tensor:
     """For a broadcast target: the sum over each storage slot, replicated at each of its positions.
 
@@ -138,7 +174,7 @@ def aggregate(target: Tensor, total: Tensor, batch: int | None = None) -> Tensor
     kind = kind_of(carrier)
     xp = kind.namespace
     values = operand(total, kind)
-    sums = xp.sum(values, axis=broadcast_axes(layout), keepdims=True)
+    sums = slot_sums(layout, values, xp)
     canonical = Layout.canonical(layout._shape_modes)
     if batch is None:
         return wrap(xp.broadcast_to(sums, layout.rev_leaf_shape), canonical, kind)

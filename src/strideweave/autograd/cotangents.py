@@ -78,6 +78,24 @@ class Unplaced:
         self.unit = unit
 
 
+class Patch:
+    """A cotangent of a compact Tensor that is zero outside one view of its storage, not yet placed.
+
+    ``layout`` (injective) and ``offset`` (from the Tensor's own offset) say
+    where the view's slots lie in the Tensor's storage window; ``values`` is a
+    rev array of the view's leaves. A view's backward returns one only inside
+    a traversal (``Request.defer``): the engine adds every patch for a Tensor
+    into one buffer, so k views of one Tensor cost O(n) in all, not k buffers.
+    """
+
+    __slots__ = ("layout", "offset", "values")
+
+    def __init__(self, layout: Any, offset: int, values: Any) -> None:
+        self.layout = layout
+        self.offset = offset
+        self.values = values
+
+
 class Ones:
     """The all-ones cotangent of an elementwise node's result, never filled in memory.
 
@@ -225,6 +243,9 @@ def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | Non
     if values.shape != leaves:
         if dense and all(extent == 1 for extent in values.shape):
             return _one_value_everywhere(target, values, defer), False
+        if defer and layout.aliasing() == "broadcast":
+            # Kept compact: a broadcast view's backward sums over its stride-0 axes anyway.
+            return Unplaced(values), False
         owned = False
         values = xp.broadcast_to(values, leaves)
     if dense or not layout.is_injective():

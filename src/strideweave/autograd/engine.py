@@ -39,12 +39,14 @@ from .buffers import (
     accumulated_gradient,
     add_cotangents,
     add_into,
+    add_patch,
     aggregate,
     detached_gradient,
+    slot_sums,
     unit_cotangent,
     validate_cotangent,
 )
-from .cotangents import REQUESTS, Ones, Request, Unplaced, cotangent_for
+from .cotangents import REQUESTS, Ones, Patch, Request, Unplaced, cotangent_for
 
 __all__ = ["backward", "backwards_traversal", "is_traversal_gradient", "traverse"]
 
@@ -107,7 +109,8 @@ def discover(root: Any) -> tuple[dict, list]:
 #: The record of a node no contribution reached.
 _NO_RECORD = (None, False)
 #: The cotangent forms that are not a raw buffer (see ``Traversal.run``).
-_NOT_RAW = (Tensor, Unplaced)
+_NOT_RAW = (Tensor, Unplaced, Patch)
+_DEFERRED = (Unplaced, Patch)
 
 
 class Traversal:
@@ -155,9 +158,16 @@ class Traversal:
         """
         if isinstance(value, Tensor):
             return value, owned
+        if value.__class__ is Patch:
+            carrier = tensor._carriers[0]
+            buffer = carrier.fresh(tensor._layout.cosize)
+            buffer.scatter_rev(value.layout, value.offset, value.values)
+            return Tensor._make(buffer, tensor._layout, 0), True
         if value.__class__ is Unplaced:
             if value.unit:  # a fill nobody else refers to
                 return cotangent_for(tensor, value.values), True
+            if tensor._layout.aliasing() == "broadcast":
+                return cotangent_for(tensor, value.values), False  # (the canonical layout; it may broadcast)
             carrier = tensor._carriers[0]
             return Tensor._make(carrier.placed(tensor._layout, value.values), tensor._layout, 0), True
         if tensor._raw is not None:  # ``where`` inlined: once per raw total made a Tensor
@@ -179,6 +189,13 @@ class Traversal:
             pending[key] = (value, owned)
             return
         total, total_owned = record
+        if total.__class__ is Patch:
+            total, total_owned = self.tensor_record(tensor, total, total_owned)
+        if value.__class__ is Patch:
+            if total_owned and isinstance(total, Tensor) and add_patch(tensor, total, value):
+                pending[key] = (total, True)
+                return
+            value, owned = self.tensor_record(tensor, value, owned)
         total_class, value_class = total.__class__, value.__class__
         if total_class is Unplaced and value_class is Unplaced:
             pending[key] = (Unplaced(total.values + value.values), False)
@@ -298,7 +315,15 @@ class Traversal:
         result: Tensor = result_of.pop(id(node), None) if result_of else None  # type: ignore[assignment]
         observed = result is not None and (result._retains_grad or id(result) in self.requested or (
             not node.flat and result._layout.aliasing() != "injective"))
+        if gradient.__class__ is Patch:
+            gradient, owned = self.tensor_record(result, gradient, owned)
         if gradient.__class__ is Unplaced:
+            if observed and node.builtin and node.takes_slot_sums and self.batch is None \
+                    and not result._retains_grad and id(result) not in self.requested \
+                    and result._layout.aliasing() == "broadcast":
+                # Observed only to sum over the broadcast: the sums, compact, without the full cotangent.
+                xp = result._carriers[0]._xp
+                return Unplaced(slot_sums(result._layout, gradient.values, xp)), False, False
             ones = None
             if gradient.unit and not observed and node.builtin:
                 # Ones nobody observes, for a node that only scales them, are never filled.
@@ -346,7 +371,7 @@ class Traversal:
                              f"{len(inputs)} saved Tensor inputs; it must return one per input")
         batch = self.batch
         for tensor, contribution in zip(inputs, contributions):
-            if contribution is None or tensor._dtype is not _FLOAT32 or contribution.__class__ is Unplaced:
+            if contribution is None or tensor._dtype is not _FLOAT32 or contribution.__class__ in _DEFERRED:
                 continue
             if batch is not None or contribution.__class__ is not Tensor or contribution._layout is not tensor._layout:
                 validate_cotangent(tensor, contribution, "the cotangent " + type(node).__name__ + " produced", batch)

@@ -68,6 +68,9 @@ class Primitive(Operation):
     #: whether backward multiplies a unit cotangent only through ``times`` (the elementwise
     #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
     takes_ones = False
+    #: whether ``pullback`` also takes, for a broadcast result, ``Unplaced`` sums over each storage slot
+    #: (extent 1 on every stride-0 axis, ``autograd.buffers.slot_sums``) in place of the full cotangent
+    takes_slot_sums = False
 
     if TYPE_CHECKING:  # generated after the class, as the rest of the recording step
         @classmethod

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.cotangents import EVERY, BatchUnsupported, Request
+from ..autograd.cotangents import EVERY, BatchUnsupported, Patch, Request, Unplaced
 from ..carriers import carrier_for_array
 from ..layout import Layout, Shape
 from ..layout.order import broadcast_axes
@@ -30,7 +30,8 @@ from ._primitive import Primitive
 from ._storage import flat_capable
 from .manipulation import copy
 
-__all__ = ["broadcast_to", "from_dlpack", "getitem", "permute", "reshape", "transpose", "view", "view_cotangent"]
+__all__ = ["broadcast_to", "from_dlpack", "getitem", "permute", "reshape", "slices", "transpose", "view",
+           "view_cotangent"]
 
 
 def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradient: Tensor,
@@ -46,9 +47,7 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
     the traversal owns ``gradient``, so a cotangent that reinterprets its
     storage is owned too.
     """
-    carrier = source._carriers[0]
-    kind = kind_of(carrier)
-    xp = kind.namespace
+    kind = kind_of(source._carriers[0])
     s_layout, s_offset = source._layout, source._offset
     if view_offset == s_offset and view_layout.size == s_layout.size and s_layout.is_compact() \
             and (gradient._layout is view_layout or gradient._layout == view_layout):
@@ -58,7 +57,19 @@ def view_cotangent(source: Tensor, view_layout: Layout, view_offset: int, gradie
         g_carrier = dense_carrier(gradient, kind)
         if g_carrier is not None:
             return Tensor._make(g_carrier, s_layout, 0), owned
-    values = operand(gradient, kind)
+    return slots_cotangent(source, view_layout, view_offset, operand(gradient, kind))
+
+
+def slots_cotangent(source: Tensor, view_layout: Layout, view_offset: int, values: Any) -> tuple[Tensor, bool]:
+    """``view_cotangent`` from the view's cotangent as a rev array ``values`` (or one broadcasting to it).
+
+    For a broadcast view ``values`` may hold only the sums over each storage
+    slot (extent 1 on the stride-0 axes).
+    """
+    carrier = source._carriers[0]
+    kind = kind_of(carrier)
+    xp = kind.namespace
+    s_layout, s_offset = source._layout, source._offset
     stretched = broadcast_axes(view_layout)
     if stretched:
         # The engine aggregated the cotangent of a broadcast view (equal along its stride-0 axes): one
@@ -112,6 +123,7 @@ class View(Primitive):
     composite = False  # forward computes natively, calling no other operation
     supports_batched = True
     reads_result = False
+    takes_slot_sums = True
     views_input = True  # a fresh buffer seen through a view stays fresh (``operation.versions_of``)
 
     def forward(self, x: Tensor, *, layout: Layout, offset: int, options=None) -> Tensor:
@@ -133,10 +145,34 @@ class View(Primitive):
         return (g,), (request.owned,)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        if gradient._layout.rank != self._result_layout.rank:
-            return (batched_view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient),), (False,)
-        value, owned = view_cotangent(self._inputs[0], self._result_layout, self.saved, gradient, request.owned)
+        source, layout, offset = self._inputs[0], self._result_layout, self.saved
+        if gradient.__class__ is Unplaced:  # the sums over each slot of a broadcast result (``takes_slot_sums``)
+            return slots_cotangent(source, layout, offset, gradient.values)[:1], (False,)
+        if gradient._layout.rank != layout.rank:
+            return (batched_view_cotangent(source, layout, offset, gradient),), (False,)
+        if request.defer:
+            patch = _patch(source, layout, offset, gradient)
+            if patch is not None:
+                return (patch,), (False,)
+        value, owned = view_cotangent(source, layout, offset, gradient, request.owned)
         return (value,), (owned,)
+
+
+def _patch(source: Tensor, layout: Layout, offset: int, gradient: Tensor) -> Patch | None:
+    """The view's cotangent as a ``Patch`` of ``source``'s, where the engine can add it in place.
+
+    Only for a part of a compact source's window (every slot there is the
+    source's, so no hole is written) on a carrier written in place; a view of
+    the whole window keeps ``view_cotangent``'s copy-free path.
+    """
+    s_layout, s_offset = source._layout, source._offset
+    if layout.size >= s_layout.size or offset < s_offset or offset + layout.cosize > s_offset + s_layout.cosize \
+            or not s_layout.is_compact() or not layout.is_injective():
+        return None
+    carrier = source._carriers[0]
+    if carrier.immutable_arrays:
+        return None
+    return Patch(layout, offset - s_offset, operand(gradient, kind_of(carrier)))
 
 
 def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
@@ -289,6 +325,20 @@ def getitem(x: Tensor, key: Any, *, scalar_rank: int = 1) -> Tensor:
         layout, offset = index_layout(dense._layout, dense._offset, key, scalar_rank=scalar_rank)
         return _make_view(dense, layout, offset, "indexing")
     return _make_view(x, layout, offset, "indexing")
+
+
+def slices(x: Tensor, *, scalar_rank: int = 1) -> tuple[Tensor, ...]:
+    """``x[0], x[1], ...`` along the first top-level mode, as views; the layout is worked out once."""
+    if not isinstance(x, Tensor):
+        raise not_a_tensor("slices", x)
+    if x._layout.rank == 0:
+        raise IndexError("slices needs a Tensor of at least one mode, got a 0-d Tensor")
+    if len(x._carrier_tuple or x._materialize()) != 1:
+        return tuple(getitem(x, i, scalar_rank=scalar_rank) for i in range(x._layout.mode_sizes[0]))
+    layout, offset = index_layout(x._layout, x._offset, 0, scalar_rank=scalar_rank)
+    shape, stride = x._layout._shape_modes[0], x._layout._stride_modes[0]
+    return tuple(View()(x, layout=layout, offset=offset + _nested_offset(i, shape, stride))
+                 for i in range(x._layout.mode_sizes[0]))
 
 
 def setitem(x: Tensor, key: Any, value: Any, *, scalar_rank: int = 1) -> None:

@@ -327,7 +327,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, *, dtype: SimpleDType | 
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
         dtype = DType.Int32 if integral else DType.Float32
-    host = np.arange(start, stop, step).astype(dtype.name)
+    host = np.arange(start, stop, step).astype(dtype.name, copy=False)
     return fresh_buffer(_canonical_tensor(host, resolve(carrier, device=device)))
 
 
