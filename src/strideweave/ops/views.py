@@ -337,10 +337,11 @@ def slices(x: Tensor, *, scalar_rank: int = 1) -> tuple[Tensor, ...]:
         return tuple(getitem(x, i, scalar_rank=scalar_rank) for i in range(x._layout.mode_sizes[0]))
     layout, offset = index_layout(x._layout, x._offset, 0, scalar_rank=scalar_rank)
     shape, stride = x._layout._shape_modes[0], x._layout._stride_modes[0]
-    if isinstance(shape, int):
+    if isinstance(shape, int) and isinstance(stride, int):
         starts = [offset + i * stride for i in range(shape)]
-    else:
-        assert isinstance(stride, tuple)  # a nested mode's stride is congruent with its shape
+    else:  # a nested mode: its stride is congruent with its shape
+        assert isinstance(shape, tuple)
+        assert isinstance(stride, tuple)
         starts = [offset + _nested_offset(i, shape, stride) for i in range(x._layout.mode_sizes[0])]
     return tuple(View()(x, layout=layout, offset=start) for start in starts)
 
