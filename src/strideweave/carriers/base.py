@@ -377,10 +377,16 @@ class Carrier(GenericHooks):
     def _writable(self):
         return True
 
+    def _refuse_lent_write(self):
+        """Raise the refusal registered for this carrier in ``WRITE_REFUSALS``, if any (storage lent read-only)."""
+        refusal = WRITE_REFUSALS.get(id(self))
+        if refusal is not None:
+            raise refusal(self)
+
     def replace(self, array1d):
         """Swap in a new buffer of the same size and dtype, and bump ``version``."""
-        if WRITE_REFUSALS and id(self) in WRITE_REFUSALS:
-            raise WRITE_REFUSALS[id(self)](self)
+        if WRITE_REFUSALS:
+            self._refuse_lent_write()
         cls = type(self)
         cls._namespace_of(array1d)
         if getattr(array1d, "ndim", None) != 1 or int(array1d.shape[0]) != self._size:
@@ -439,8 +445,8 @@ class Carrier(GenericHooks):
         Duplicate targets (non-injective layouts) receive one of their values,
         unspecified which.  Bumps ``version``; writes nothing on error.
         """
-        if WRITE_REFUSALS and id(self) in WRITE_REFUSALS:
-            raise WRITE_REFUSALS[id(self)](self)
+        if WRITE_REFUSALS:
+            self._refuse_lent_write()
         offset, rs = self._checked(layout, offset)
         vals = self._prepare_values(values, rs, "scatter")
         with lock_for(self):
@@ -456,8 +462,8 @@ class Carrier(GenericHooks):
 
     def scatter_add_rev(self, layout, offset, values):
         """Add rev-shaped ``values`` at ``layout``; duplicate offsets accumulate."""
-        if WRITE_REFUSALS and id(self) in WRITE_REFUSALS:
-            raise WRITE_REFUSALS[id(self)](self)
+        if WRITE_REFUSALS:
+            self._refuse_lent_write()
         offset, rs = self._checked(layout, offset)
         if self._dtype.kind == "bool":
             raise TypeError(f"scatter_add needs a numeric carrier, got dtype {self._dtype!r}")

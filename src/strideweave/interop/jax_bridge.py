@@ -216,16 +216,20 @@ class _Bridge:
         targets = [inputs[i] for i in wanted]
 
         def pullback(*cts):
-            cotangents: list = [None] * len(outputs)
-            for k, ct in zip(live, cts):
-                cotangents[k] = cotangent_from_native(outputs[k], ct, f"{self.name}: cotangent for output {k}")
-            grads = vjp(outputs, targets, cotangents)
+            grads = self.input_gradients(outputs, targets, live, cts)
             return [jax.numpy.zeros(arrays[i].shape, np.float32) if g is None
                     else jax.numpy.reshape(g.to_array(), arrays[i].shape) for i, g in zip(wanted, grads)]
 
         _register_pullback()
         closed = jax.make_jaxpr(pullback)(*[jax.ShapeDtypeStruct(results[k].shape, np.float32) for k in live])
         return results, _Pullback(closed.jaxpr, closed.consts, live, wanted)
+
+    def input_gradients(self, outputs, targets, live, cts) -> list:
+        """One StrideWeave traversal from native cotangents ``cts`` of the outputs numbered in ``live``."""
+        cotangents: list = [None] * len(outputs)
+        for k, ct in zip(live, cts):
+            cotangents[k] = cotangent_from_native(outputs[k], ct, f"{self.name}: cotangent for output {k}")
+        return vjp(outputs, targets, cotangents)
 
     def host_vjp(self, wanted, live, *values):
         """Backward on the host (or eagerly): ``fn`` again, then one StrideWeave traversal.
@@ -237,10 +241,7 @@ class _Bridge:
         arrays, cts = values[:count], values[count:]
         with grad_mode(True):
             inputs, outputs = self.evaluate(arrays)
-        cotangents = [None] * len(outputs)
-        for k, ct in zip(live, cts):
-            cotangents[k] = cotangent_from_native(outputs[k], ct, f"{self.name}: cotangent for output {k}")
-        grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
+        grads = self.input_gradients(outputs, [inputs[i] for i in wanted], live, cts)
         results = []
         for i, g in zip(wanted, grads):
             shape = tuple(arrays[i].shape)
