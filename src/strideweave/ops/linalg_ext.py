@@ -163,7 +163,7 @@ def _det_vjp(xp, g, kept):
     n = a.shape[-1]
     eye = xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None))
     singular = d == 0
-    if not bool(xp.any(singular)):
+    if not is_tracer(d) and not bool(xp.any(singular)):  # traced: the general rule, which holds either way
         return (xp.linalg.solve(_mT(xp, a), scaled[..., None, None] * eye),)
     mask = singular[..., None, None]
     invertible = xp.where(mask, eye, a)  # an identity in place of each singular matrix, for the solve
