@@ -169,7 +169,7 @@ def w1(quick: bool) -> Workload:
                     notes=["1-D inputs: canonical and C order are the same storage, so no `[C-order]` rows."],
                     targets=[("sw-numpy", "torch", 0.8, "per-op <= 0.8x torch eager"),
                              ("sw-numpy", "hips-autograd", 0.5, "per-op <= 0.5x HIPS autograd")],
-                    goals=[("sw-numpy", "torch", 0.6, "2,000 ops on 16 elements <= 0.6x torch eager"),
+                    goals=[("sw-numpy", "torch", 0.45, "2,000 ops on 16 elements <= 0.45x torch eager"),
                            ("sw-numpy", "hips-autograd", 0.35, "2,000 ops on 16 elements <= 0.35x HIPS autograd")],
                     pair_budget_s=1 if quick else 4, pair_max=30 if quick else 80, pair_min=5)
 
@@ -190,7 +190,7 @@ def w3(quick: bool, device: str) -> Workload:
                          READ_ONLY_NOTE],
                   targets=[("sw-numpy", "numpy", 1.2, "<= 1.2x hand-written numpy"),
                            ("sw-torch", "torch", 1.1, "torch carrier <= 1.1x torch autograd")],
-                  goals=[("sw-numpy", "numpy", 1.4, "writable input <= 1.4x hand-written numpy"),
+                  goals=[("sw-numpy", "numpy", 1.2, "writable input <= 1.2x hand-written numpy"),
                          ("sw-numpy", "hips-autograd", 0.8, "writable input <= 0.8x HIPS autograd")],
                   pair_budget_s=1 if quick else 4, pair_max=60 if quick else 150, pair_min=5)
     _cuda(wl, device, lambda: sw_expx(x0, "torch", device), lambda: A.expx_torch(x0, device))
@@ -266,8 +266,8 @@ def w5(quick: bool) -> Workload:
                     targets=[("sw-numpy", "torch", 2.0, "<= 2x torch eager"),
                              ("sw-numpy [C-order]", "torch", 2.0, "C-order <= 2x torch eager")],
                     goals=[("sw-numpy [C-order]", "torch", 1.5, "parameters held, C-order <= 1.5x torch eager"),
-                           ("sw-numpy [C-order]", "hips-autograd", 0.7,
-                            "parameters held, C-order <= 0.7x HIPS autograd"),
+                           ("sw-numpy [C-order]", "hips-autograd", 0.6,
+                            "parameters held, C-order <= 0.6x HIPS autograd"),
                            ("sw-numpy [C-order, wrapped per step]", "torch", 2.0,
                             "four arrays wrapped every step <= 2x torch eager")],
                     pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)
@@ -411,7 +411,7 @@ def interop_torch(quick: bool) -> Workload:
                     notes=[("`sw-torch_function`: the layer written with StrideWeave, wrapped by "
                             "sw.interop.torch_function and called on torch tensors; `torch`: the same layer "
                             "in torch.")],
-                    goals=[("sw-torch_function", "torch", 3.0, "torch_function step <= 3x pure torch")],
+                    goals=[("sw-torch_function", "torch", 2.0, "torch_function step <= 2x pure torch")],
                     pair_budget_s=1 if quick else 3, pair_max=400 if quick else 2000, pair_min=20)
 
 
