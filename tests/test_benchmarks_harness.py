@@ -50,6 +50,7 @@ def _failing_build():
     raise RuntimeError("no such backend")
 
 
+@pytest.mark.slow  # times real contenders
 def test_goals_are_measured_pairwise_and_errors_are_a_miss():
     log = []
     wl = Workload("T1", "stand-ins", [("sw-x", _recorder(log, "sw")), ("anchor", _recorder(log, "anchor")),

@@ -6,6 +6,9 @@ import sys
 
 import pytest
 
+# every example runs in its own interpreter (imports torch and JAX afresh): the slow step of CI
+pytestmark = pytest.mark.slow
+
 EXAMPLES = sorted((pathlib.Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
 NEEDS = {"mixed_carriers.py": ("torch", "jax"), "torch_module.py": ("torch",), "jax_jit.py": ("jax", "torch"),
          "jax_inplace.py": ("jax",), "array_api_libraries.py": ("scipy", "array_api_extra"),

@@ -4,6 +4,7 @@ import inspect
 import sys
 
 import numpy as np
+import pytest
 from _spec_support import FirstOnly, Probe, arr, vec
 
 import strideweave as sw
@@ -90,6 +91,7 @@ class _Id(sw.Operation):
         return (gradient,)
 
 
+@pytest.mark.slow
 def test_a_million_node_chain_backward_needs_no_recursion():
     x = vec([1.0], "numpy")
     y = x

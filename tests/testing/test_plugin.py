@@ -39,6 +39,7 @@ def _run(tmp_path, *args):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
+@pytest.mark.slow  # a pytest run in a subprocess
 def test_plugin_parametrises_over_installed_carriers(tmp_path):
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -51,6 +52,7 @@ def test_plugin_parametrises_over_installed_carriers(tmp_path):
     assert f"{2 * len(carriers) + 1} passed" in done.stdout or not have_reference
 
 
+@pytest.mark.slow  # a pytest run in a subprocess
 def test_sw_carriers_option_narrows_and_checks(tmp_path):
     done = _run(tmp_path, "--sw-carriers", "numpy", "-k", "test_xp")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -76,6 +78,7 @@ def test_xp_fixture_restores_the_default(carrier):
     assert type(sw.zeros([1]).carrier).__name__ == "NumpyCarrier"
 
 
+@pytest.mark.slow  # a pytest run in a subprocess
 def test_sw_carriers_runs_dask_when_named(tmp_path):
     # Dask is lazy (every value read is a computation), so it runs only when named, and then as any other.
     pytest.importorskip("dask.array")
