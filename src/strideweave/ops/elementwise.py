@@ -164,6 +164,8 @@ abs = _unary("abs", lambda xp, x: xp.abs(x), vjp=lambda xp, g, y, x: g * xp.sign
 
 exp = _unary("exp", lambda xp, x: xp.exp(x), vjp=lambda xp, g, y, x: g * y, reads="out", linear_in_g=True,
              doc="exponential")
+exp2 = _unary("exp2", lambda xp, x: 2.0 ** x, vjp=lambda xp, g, y, x: g * (y * _LN2), reads="out", linear_in_g=True,
+              dtypes="floating", standard=False, doc="2 ** x (NumPy's and torch's ``exp2``)")
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), vjp=lambda xp, g, y, x: g * (y + 1), reads="out",
                dtypes="floating", doc="exp(x) - 1")
 log = _unary("log", lambda xp, x: xp.log(x), vjp=lambda xp, g, y, x: g / x, reads="x", quiet=True,
