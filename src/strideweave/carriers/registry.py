@@ -82,6 +82,11 @@ REGISTERED = (
 _BY_NAME = {entry.name: entry.cls for entry in REGISTERED}
 #: the library carriers, whose arrays are recognised by type (in REGISTERED's order: numpy first)
 _LIBRARIES = tuple(entry.cls for entry in REGISTERED if issubclass(entry.cls, LibraryCarrier))
+#: (library module, its array type's name, carrier class), in that order
+_ARRAY_TYPES = tuple((cls.library_modules[0], cls.array_type, cls) for cls in _LIBRARIES)
+#: array class -> its library carrier, filled on first sight (a handful of classes: the libraries' arrays and
+#: JAX's tracers)
+_BY_TYPE: dict[type, type[Carrier]] = {}
 # module __name__ -> carrier class (raw modules and their array_api_compat wrappers)
 _BY_MODULE = {module: cls for cls in _LIBRARIES for module in cls.library_modules}
 
@@ -216,10 +221,14 @@ class TracerError(TypeError):
 
 def carrier_for_array(x) -> type[Carrier]:
     """The carrier class for a native array (``TypeError`` if ``x`` is not one)."""
+    known = _BY_TYPE.get(x.__class__)
+    if known is not None:
+        return known
     mods = sys.modules
-    for cls in _LIBRARIES:  # an array of a library that is not loaded cannot exist: its module is not imported
-        library = mods.get(cls.library_modules[0])
-        if library is not None and isinstance(x, getattr(library, cls.array_type)):  # a JAX tracer too
+    for module, array_type, cls in _ARRAY_TYPES:  # an array of a library that is not loaded cannot exist
+        library = mods.get(module)
+        if library is not None and isinstance(x, getattr(library, array_type)):  # a JAX tracer too
+            _BY_TYPE[x.__class__] = cls
             return cls
     ArrayAPICarrier._namespace_of(x)  # TypeError naming x's type if not an array
     return ArrayAPICarrier
