@@ -161,7 +161,7 @@ def _imatmul(y, b):
 
 CASES = [
     # ----- elementwise, one argument
-    *_unary(["abs", "asinh", "atan", "ceil", "cos", "cosh", "exp", "expm1", "floor", "negative", "positive",
+    *_unary(["abs", "asinh", "atan", "ceil", "cos", "cosh", "exp", "exp2", "expm1", "floor", "negative", "positive",
              "round", "sign", "sin", "sinh", "square", "tanh", "trunc", "isfinite", "isinf", "isnan", "signbit",
              "conj", "real"]),
     *_unary(["acos", "asin", "atanh", "tan"], "unit"),

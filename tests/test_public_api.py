@@ -1,10 +1,17 @@
 """The public surface is pinned: every name docs/api.md and the spec promise, and nothing by accident."""
 
 import inspect
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import strideweave as sw
+import strideweave.array_api as xp
+from strideweave.array_api._native_operands import _UFUNCS
+from strideweave.ops import elementwise
+
+ARRAY_API_DOC = (Path(__file__).parents[1] / "docs" / "array-api.md").read_text()
 
 PUBLIC = {
     "Shape", "Stride", "Layout",
@@ -58,3 +65,33 @@ def test_testing_tools_are_public():
     for name in ("gradcheck", "assert_carriers_agree", "numerical_gradients", "analytic_gradients",
                  "available_carriers", "on_carrier"):
         assert callable(getattr(sw.testing, name)), name
+
+
+ROWS = [*elementwise.UNARY_RULES, *elementwise.BINARY_RULES]
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_every_elementwise_row_is_exported_where_the_recipe_says(name):
+    # CONTRIBUTING, "An elementwise function": the row is the only edit; these are the exports derived from it.
+    function = elementwise.FUNCTIONS[name]
+    assert function.__name__ == name and function.__doc__, name
+    assert getattr(sw.ops, name) is function and name in sw.ops.__all__
+    (spelled,) = [n for n, f in elementwise.NAMESPACE.items() if f is function]  # the namespace's name
+    assert getattr(xp, spelled) is function and spelled in xp.__all__
+    if name in elementwise.BEYOND_STANDARD:  # NumPy's function: the op library and the namespace, not the top level
+        assert name not in sw.__all__ and not hasattr(sw, name)
+        assert f"`{spelled}`" in ARRAY_API_DOC, f"docs/array-api.md does not name {spelled}"
+    else:
+        assert getattr(sw, spelled) is function and spelled in sw.__all__
+        assert getattr(sw, name) is function and name in sw.__all__
+    ufunc = getattr(np, spelled, None)
+    if isinstance(ufunc, np.ufunc):  # np.<ufunc>(t) runs the row
+        assert getattr(xp, _UFUNCS[ufunc.__name__]) is function
+
+
+def test_a_beyond_standard_row_runs_through_its_numpy_ufunc():
+    x = xp.asarray([0.5, 2.0])
+    for name in elementwise.BEYOND_STANDARD:
+        ufunc = getattr(np, name, None)
+        if isinstance(ufunc, np.ufunc):
+            np.testing.assert_array_equal(ufunc(x).numpy(), getattr(xp, name)(x).numpy())

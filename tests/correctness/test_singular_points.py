@@ -189,6 +189,7 @@ ROWS = [
     row("log10 at 0", lambda xp, x: xp.log10(x), [0.0, 1.0]),
     row("exp overflow", lambda xp, x: xp.exp(x), [1000.0, -1000.0, 0.0]),
     row("expm1 overflow", lambda xp, x: xp.expm1(x), [1000.0, -1000.0, 0.0]),
+    row("exp2 overflow", lambda xp, x: xp.exp2(x), [1100.0, -1100.0, 0.0]),
     # ----- inverse trigonometric and hyperbolic at their edges
     row("asin at +-1", lambda xp, x: xp.asin(x), [1.0, -1.0, 0.0]),
     row("acos at +-1", lambda xp, x: xp.acos(x), [1.0, -1.0, 0.0]),

@@ -100,7 +100,7 @@ def _fn(ns, name):
     return ns
 
 
-UNARY_REAL = ["abs", "asinh", "atan", "ceil", "cos", "cosh", "exp", "expm1", "floor", "isfinite", "isinf",
+UNARY_REAL = ["abs", "asinh", "atan", "ceil", "cos", "cosh", "exp", "exp2", "expm1", "floor", "isfinite", "isinf",
               "isnan", "negative", "positive", "round", "sign", "signbit", "sin", "sinh", "square", "tanh",
               "trunc", "real", "conj", "imag", "max", "min", "mean", "prod", "std", "sum", "var", "sort",
               "argsort", "argmax", "argmin", "flip", "matrix_transpose", "tril", "triu", "nonzero",

@@ -122,4 +122,4 @@ def test_wrong_dtypes_raise_type_error(call, message):
 def test_every_rule_is_one_table_entry():
     assert set(elementwise.UNARY_RULES) | set(elementwise.BINARY_RULES) | {"pow"} == set(elementwise.__all__)
     for name in elementwise.__all__:
-        assert getattr(sw, name) is getattr(elementwise, name)
+        assert getattr(sw.ops, name) is getattr(elementwise, name)

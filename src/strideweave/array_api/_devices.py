@@ -5,20 +5,31 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..carriers import CarrierKind, NamedDevice, default_int, get_default_carrier, missing_wide_types, resolve
+from ..carriers import (
+    REGISTERED,
+    CarrierKind,
+    NamedDevice,
+    carrier_names,
+    default_int,
+    get_default_carrier,
+    missing_wide_types,
+    resolve,
+)
 from ..dtypes import DType
 
 __all__ = ["Info", "default_int", "kind_for_device"]
 
-_NAMES = ("numpy", "torch", "jax", "array_api_strict")
+#: the carrier names ``device=`` takes: every registered carrier but the lazy ones
+_NAMES = carrier_names(lazy=False)
 
 
 def _library_of(device: Any) -> str | None:
     """Which carrier a native device object belongs to (no backend is imported to ask)."""
     module = type(device).__module__ or ""
-    for name in ("torch", "jax", "jaxlib", "array_api_strict"):
-        if module.startswith(name) and name.split("lib")[0] in sys.modules:
-            return "jax" if name == "jaxlib" else name
+    for entry in REGISTERED:
+        for library in entry.device_modules:
+            if module.startswith(library) and library in sys.modules:
+                return entry.name
     return None
 
 
@@ -36,7 +47,8 @@ def kind_for_device(device: Any) -> CarrierKind:
         if device == "cpu":
             default = get_default_carrier()
             # NumPy's device is the string "cpu"; torch also spells its CPU that way.
-            return default if default.cls.backend in ("numpy", "torch") else resolve("numpy")
+            spells_cpu = any(entry.cls is default.cls and entry.cpu_string for entry in REGISTERED)
+            return default if spells_cpu else resolve("numpy")
         raise ValueError(f"unknown device {device!r}; expected a carrier name {list(_NAMES)}, a native device "
                          f"or an array's .device")
     library = _library_of(device)

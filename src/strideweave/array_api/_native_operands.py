@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..carriers import TracerError, kind_for_array
+from ..ops.elementwise import NAMESPACE as _ELEMENTWISE
 from ..tensors.tensor import Tensor
 from ._namespace import namespace
 from ._nan_reductions import FUNCTIONS as _NAN_FUNCTIONS
@@ -93,17 +94,13 @@ def _constants(values, anchor: Tensor, what: str) -> list:
 
 # ----- NumPy ufuncs ----------------------------------------------------------------------------------
 
-#: NumPy ufunc name -> strideweave.array_api function of the same meaning
-_UFUNCS = {name: name for name in (
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "matmul", "negative", "positive",
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sin", "cos", "tan", "sinh", "cosh",
-    "tanh", "maximum", "minimum", "floor", "ceil", "trunc", "sign", "signbit", "copysign", "hypot",
-    "logaddexp", "nextafter", "reciprocal", "isfinite", "isinf", "isnan", "equal", "not_equal", "less",
-    "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "bitwise_and", "bitwise_or", "bitwise_xor")}
+#: NumPy ufunc name -> strideweave.array_api function of the same meaning: every row of the elementwise table
+#: that NumPy has as a ufunc (under the ufunc's own name: ``np.asin`` is ``arcsin``), NumPy's spellings of the
+#: others where NumPy 1.x has no alias, and matmul
+_UFUNCS = {ufunc.__name__: name for name in _ELEMENTWISE if isinstance(ufunc := getattr(np, name, None), np.ufunc)}
 _UFUNCS.update(power="pow", absolute="abs", arcsin="asin", arccos="acos", arctan="atan", arctan2="atan2",
                arcsinh="asinh", arccosh="acosh", arctanh="atanh", rint="round", invert="bitwise_invert",
-               left_shift="bitwise_left_shift", right_shift="bitwise_right_shift", conjugate="conj")
+               left_shift="bitwise_left_shift", right_shift="bitwise_right_shift", conjugate="conj", matmul="matmul")
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):

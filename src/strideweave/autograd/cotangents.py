@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from .._marks import is_unit
 from .._marks import mark_unit as _mark_unit
 from .._marks import unit_alias as _unit_alias
-from ..carriers import CarrierKind, transfer
+from ..carriers import REGISTERED, CarrierKind, transfer
 from ..carriers.jax_carrier import is_tracer
 from ..layout import Layout
 from ..layout.order import batched_layout, storage_shape
@@ -193,8 +193,8 @@ def times(g: Any, values: Any, xp: Any) -> Any:
 
 
 #: Backends whose arrays hold values now, so a one-element cotangent can be read cheaply
-#: (a lazy backend such as Dask would compute its whole graph).
-_EAGER = frozenset({"numpy", "torch", "jax"})
+#: (a lazy backend such as Dask would compute its whole graph): the registry's eager entries.
+_EAGER = frozenset(entry.cls.backend for entry in REGISTERED if entry.eager)
 
 
 def gradient_layout(target: Tensor) -> Layout:

@@ -18,8 +18,11 @@ from .jax_carrier import JaxCarrier
 from .kind import CarrierKind, NamedDevice, default_int, missing_wide_types, named_device
 from .numpy_carrier import NumpyCarrier
 from .registry import (
+    REGISTERED,
+    Registered,
     TracerError,
     carrier_for_array,
+    carrier_names,
     get_default_carrier,
     kind_for_array,
     resolve,

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NamedTuple
 
 from .array_api_carrier import ArrayAPICarrier, _strict, as_namespace
-from .base import Carrier
+from .base import Carrier, LibraryCarrier
 from .dask_carrier import DaskCarrier
 from .jax_carrier import JaxCarrier, implicit_narrowing
 from .kind import CarrierKind, kind_of_parts
@@ -28,8 +29,11 @@ from .numpy_carrier import NumpyCarrier
 from .torch_carrier import TorchCarrier
 
 __all__ = [
+    "REGISTERED",
     "CarrierKind",
+    "Registered",
     "carrier_for_array",
+    "carrier_names",
     "get_default_carrier",
     "kind_for_array",
     "resolve",
@@ -37,20 +41,59 @@ __all__ = [
     "transfer",
 ]
 
-_BY_NAME = {
-    "numpy": NumpyCarrier,
-    "torch": TorchCarrier,
-    "jax": JaxCarrier,
-    "array_api_strict": ArrayAPICarrier,
-    "dask": DaskCarrier,
-}
+class Registered(NamedTuple):
+    """One carrier the registry knows: its name and the facts the floors above ask of it.
+
+    Every table of carrier names derives from ``REGISTERED``: ``carrier=`` and
+    ``device=`` names, the namespace modules ``resolve`` accepts (a library
+    carrier's ``library_modules``), the type test of ``carrier_for_array``
+    (its ``array_type``), the name a pickle stores, and what
+    ``available_carriers()`` imports.
+    """
+
+    #: what ``carrier=`` (and, unless lazy, ``device=``) takes, and a pickle stores
+    name: str
+    cls: type[Carrier]
+    #: the module ``available_carriers()`` imports to see whether the backend is installed
+    module: str
+    #: its arrays hold their values now, so one element is read cheaply (not a lazy graph, nor a generic
+    #: namespace whose arrays may live anywhere)
+    eager: bool = False
+    #: it builds task graphs: every value read is a computation, so the testing tools take it only when asked
+    lazy: bool = False
+    #: top-level modules of its array classes whose own ``reshape`` method is ``xp.reshape``
+    reshape_modules: tuple[str, ...] = ()
+    #: top-level modules of its native device objects (``device=torch.device("cpu")``)
+    device_modules: tuple[str, ...] = ()
+    #: its library spells its CPU device ``"cpu"``, as ``device="cpu"`` does
+    cpu_string: bool = False
+
+
+#: every carrier, in report order: adding a carrier is one entry here plus its carrier module
+REGISTERED = (
+    Registered("numpy", NumpyCarrier, "numpy", eager=True, reshape_modules=("numpy",), cpu_string=True),
+    Registered("torch", TorchCarrier, "torch", eager=True, reshape_modules=("torch",), device_modules=("torch",),
+               cpu_string=True),
+    Registered("jax", JaxCarrier, "jax", eager=True, reshape_modules=("jax", "jaxlib"),
+               device_modules=("jax", "jaxlib")),
+    Registered("array_api_strict", ArrayAPICarrier, "array_api_strict", device_modules=("array_api_strict",)),
+    Registered("dask", DaskCarrier, "dask.array", lazy=True, reshape_modules=("dask",)),
+)
+_BY_NAME = {entry.name: entry.cls for entry in REGISTERED}
+#: the library carriers, whose arrays are recognised by type (in REGISTERED's order: numpy first)
+_LIBRARIES = tuple(entry.cls for entry in REGISTERED if issubclass(entry.cls, LibraryCarrier))
+#: (library module, its array type's name, carrier class), in that order
+_ARRAY_TYPES = tuple((cls.library_modules[0], cls.array_type, cls) for cls in _LIBRARIES)
+#: array class -> its library carrier, filled on first sight (a handful of classes: the libraries' arrays and
+#: JAX's tracers)
+_BY_TYPE: dict[type, type[Carrier]] = {}
 # module __name__ -> carrier class (raw modules and their array_api_compat wrappers)
-_BY_MODULE = {
-    "numpy": NumpyCarrier, "array_api_compat.numpy": NumpyCarrier,
-    "torch": TorchCarrier, "array_api_compat.torch": TorchCarrier,
-    "jax": JaxCarrier, "jax.numpy": JaxCarrier,
-    "dask.array": DaskCarrier, "array_api_compat.dask.array": DaskCarrier,
-}
+_BY_MODULE = {module: cls for cls in _LIBRARIES for module in cls.library_modules}
+
+
+def carrier_names(*, lazy: bool = True) -> tuple[str, ...]:
+    """Every registered carrier name (``lazy=False``: without the lazy ones), in report order."""
+    return tuple(entry.name for entry in REGISTERED if lazy or not entry.lazy)
 
 
 def segment_sum(xp, values, segments, n):
@@ -178,19 +221,15 @@ class TracerError(TypeError):
 
 def carrier_for_array(x) -> type[Carrier]:
     """The carrier class for a native array (``TypeError`` if ``x`` is not one)."""
+    known = _BY_TYPE.get(x.__class__)
+    if known is not None:
+        return known
     mods = sys.modules
-    np = mods.get("numpy")
-    if np is not None and isinstance(x, np.ndarray):
-        return NumpyCarrier
-    torch = mods.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
-        return TorchCarrier
-    jax = mods.get("jax")
-    if jax is not None and isinstance(x, jax.Array):  # a tracer too: staged into the traced program
-        return JaxCarrier
-    dask_array = mods.get("dask.array")
-    if dask_array is not None and isinstance(x, dask_array.Array):
-        return DaskCarrier
+    for module, array_type, cls in _ARRAY_TYPES:  # an array of a library that is not loaded cannot exist
+        library = mods.get(module)
+        if library is not None and isinstance(x, getattr(library, array_type)):  # a JAX tracer too
+            _BY_TYPE[x.__class__] = cls
+            return cls
     ArrayAPICarrier._namespace_of(x)  # TypeError naming x's type if not an array
     return ArrayAPICarrier
 

@@ -32,30 +32,49 @@ into it in place.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from ..tensors.values import as_array_like
-from ._elementwise import BinaryRule, UnaryRule, binary_op, unary_op
+from ._elementwise import _NAMESPACE_NAMES, BinaryRule, UnaryRule, binary_op, unary_op
 
 #: name -> rule, in the order of the rows below
 UNARY_RULES: dict[str, UnaryRule] = {}
 BINARY_RULES: dict[str, BinaryRule] = {}
 #: name -> the node class each public function records
 RULES: dict[str, type] = {}
+#: every public name of the table -> its function: each row's name, and the standard's spelling where it
+#: differs (``pow``). Every export is derived from it: ``ops``, the top level and ``strideweave.array_api``
+#: (``NAMESPACE``), and NumPy's ufuncs on Tensors (``array_api/_native_operands.py``).
+FUNCTIONS: dict[str, Callable] = {}
+#: the namespace's name -> function, for every row (the standard's spelling; NumPy's name for the others)
+NAMESPACE: dict[str, Callable] = {}
+#: rows that are not the standard's: NumPy's name and meaning, exported by ``ops`` and the namespace only
+BEYOND_STANDARD: list[str] = []
 
 
-def _unary(name: str, forward, **fields):
-    """Enter one unary rule; returns its public function."""
+def _enter(name: str, function: Callable, standard: bool) -> None:
+    spelling = _NAMESPACE_NAMES.get(name, name)
+    FUNCTIONS[name] = FUNCTIONS[spelling] = NAMESPACE[spelling] = function
+    if not standard:
+        BEYOND_STANDARD.append(name)
+
+
+def _unary(name: str, forward, *, standard: bool = True, **fields):
+    """Enter one unary rule; returns its public function. ``standard=False``: a NumPy function beyond the
+    standard (``docs/array-api.md`` lists it)."""
     rule = UNARY_RULES[name] = UnaryRule(forward, **fields)
     RULES[name], function = unary_op(name, rule)
+    _enter(name, function, standard)
     return function
 
 
-def _binary(name: str, forward, **fields):
-    """Enter one binary rule; returns its public function."""
+def _binary(name: str, forward, *, standard: bool = True, **fields):
+    """Enter one binary rule; returns its public function (``standard`` as for ``_unary``)."""
     rule = BINARY_RULES[name] = BinaryRule(forward, **fields)
     RULES[name], function = binary_op(name, rule)
+    _enter(name, function, standard)
     return function
 
 
@@ -145,6 +164,8 @@ abs = _unary("abs", lambda xp, x: xp.abs(x), vjp=lambda xp, g, y, x: g * xp.sign
 
 exp = _unary("exp", lambda xp, x: xp.exp(x), vjp=lambda xp, g, y, x: g * y, reads="out", linear_in_g=True,
              doc="exponential")
+exp2 = _unary("exp2", lambda xp, x: 2.0 ** x, vjp=lambda xp, g, y, x: g * (y * _LN2), reads="out", linear_in_g=True,
+              dtypes="floating", standard=False, doc="2 ** x (NumPy's and torch's ``exp2``)")
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), vjp=lambda xp, g, y, x: g * (y + 1), reads="out",
                dtypes="floating", doc="exp(x) - 1")
 log = _unary("log", lambda xp, x: xp.log(x), vjp=lambda xp, g, y, x: g / x, reads="x", quiet=True,
@@ -230,8 +251,7 @@ divide = _binary("divide", lambda xp, a, b: a / b, vjp_a=lambda xp, g, y, a, b: 
                  doc="a / b (floating-point operands)")
 power = _binary("power", lambda xp, a, b: a ** b, vjp_a=_pow_vjp_a, vjp_b=_pow_vjp_b, reads="own", quiet=True,
                 doc="a ** b; at a zero base the exponent's gradient is zero for b >= 0 (as in torch)")
-#: the standard's spelling of ``power``
-pow = power  # noqa: A001
+pow = power  # noqa: A001  (the standard's spelling, entered in FUNCTIONS by the row)
 
 # ----- binary: extrema --------------------------------------------------------------------------------
 
@@ -321,4 +341,4 @@ greater_equal = _binary("greater_equal", _fn("greater_equal"), vjp_a=None, vjp_b
 equal = _binary("equal", _fn("equal"), vjp_a=None, vjp_b=None, doc="a == b")
 not_equal = _binary("not_equal", _fn("not_equal"), vjp_a=None, vjp_b=None, doc="a != b")
 
-__all__ = [*UNARY_RULES, *BINARY_RULES, "pow"]
+__all__ = list(FUNCTIONS)

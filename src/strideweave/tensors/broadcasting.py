@@ -11,14 +11,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from ..carriers import REGISTERED
 from ..layout.int_tuple import leaves as _flatten_modes
 
 __all__ = ["broadcast_modes", "expand", "expand_plan", "leaves_of", "reduce_plan", "reshape_array", "sum_to",
            "unbroadcast"]
 
-#: array class -> whether its own ``reshape`` method matches ``xp.reshape`` (the libraries checked by name)
+#: array class -> whether its own ``reshape`` method matches ``xp.reshape`` (the registry names the libraries)
 _OWN_RESHAPE: dict = {}
-_RESHAPE_LIBRARIES = frozenset({"numpy", "torch", "jax", "jaxlib", "dask"})
+_RESHAPE_LIBRARIES = frozenset(module for entry in REGISTERED for module in entry.reshape_modules)
 
 
 def reshape_array(values: Any, shape: tuple, xp: Any) -> Any:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..carriers import resolve, transfer
+from ..carriers import REGISTERED, carrier_names, resolve, transfer
+from ..carriers.base import LibraryCarrier
 from ..dtypes import CompoundDType, dtype_from_name
 from ..layout import Layout
 from .creation import from_subtensors
@@ -22,7 +23,9 @@ from .tensor import Tensor, to_numpy
 
 __all__ = ["deep_copy", "fresh_copy", "rebuild", "reduce"]
 
-_CARRIER_NAMES = {"NumpyCarrier": "numpy", "TorchCarrier": "torch", "JaxCarrier": "jax", "DaskCarrier": "dask"}
+#: carrier class -> its registered name, for the classes that hold one library (a generic namespace carrier is
+#: named by its namespace module)
+_CARRIER_NAMES = {entry.cls: entry.name for entry in REGISTERED if issubclass(entry.cls, LibraryCarrier)}
 
 
 def _canonical_values(t: Tensor) -> list:
@@ -56,7 +59,7 @@ def deep_copy(t: Tensor, out: Tensor, memo: dict) -> Tensor:
 
 def _carrier_token(kind) -> tuple:
     """What names ``kind`` in a pickle: a carrier name (or namespace module) and a picklable device."""
-    name = _CARRIER_NAMES.get(kind.cls.__name__, getattr(kind.namespace, "__name__", None))
+    name = _CARRIER_NAMES.get(kind.cls, getattr(kind.namespace, "__name__", None))
     device = kind.device
     if name == "jax":
         import jax
@@ -66,7 +69,7 @@ def _carrier_token(kind) -> tuple:
 
 
 def _kind_from_token(name: str, device: Any):
-    if name in _CARRIER_NAMES.values() or name == "array_api_strict":
+    if name in carrier_names():
         return resolve(name, device=device)
     import importlib
 

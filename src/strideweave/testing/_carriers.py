@@ -5,24 +5,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..carriers import Carrier, resolve
+from ..carriers import REGISTERED, Carrier, resolve
 
 __all__ = ["available_carriers"]
 
-_CARRIER_MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "array_api_strict": "array_api_strict"}
-# Lazy carriers build task graphs and evaluate on a scheduler: every value read
-# is a computation, so they join only when asked for.
-_LAZY_CARRIER_MODULES = {"dask": "dask.array"}
-
 
 def available_carriers(*, lazy: bool = False) -> list[str]:
-    """Names of the carriers among numpy, torch, jax and array_api_strict whose backend imports.
+    """Names of the registered carriers (numpy, torch, jax, array_api_strict) whose backend imports.
 
-    ``lazy=True`` adds the lazy carriers (``"dask"``) whose backend imports.
+    ``lazy=True`` adds the lazy carriers (``"dask"``) whose backend imports: they
+    build task graphs, where every value read is a computation, so they join
+    only when asked for.
     """
     names = []
-    modules = {**_CARRIER_MODULES, **_LAZY_CARRIER_MODULES} if lazy else _CARRIER_MODULES
-    for name, module in modules.items():
+    for name, module in ((entry.name, entry.module) for entry in REGISTERED if lazy or not entry.lazy):
         try:
             importlib.import_module(module)
             resolve(name)
