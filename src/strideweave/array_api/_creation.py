@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from .. import ops as _ops
-from ..carriers import kind_for_array, transfer
+from ..carriers import kind_for_array, one_call, transfer
 from ..dtypes import DType, SimpleDType, dtype_from_name
 from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation
@@ -370,6 +370,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _sw_from_dlpack(x) if device is None else to_device(_sw_from_dlpack(x), device)
 
 
+@one_call
 def meshgrid(*arrays, indexing="xy"):
     """Coordinate grids from 1-D Tensors (differentiable: reshape + broadcast)."""
     if indexing not in ("xy", "ij"):
