@@ -172,6 +172,18 @@ def test_einsum_digests_each_operand_once(monkeypatch):
     np.testing.assert_allclose(np.asarray(out.numpy()), a_host.astype(np.float64) @ b_host, rtol=1e-6)
 
 
+def test_matrix_power_digests_its_operand_once(monkeypatch):
+    import strideweave.array_api as xp
+
+    host = (np.arange(9, dtype=np.float32).reshape(3, 3) - 4) / 5
+    x = xp.asarray(host)
+    sizes = _counting_digests(monkeypatch)
+    cube = xp.linalg.matrix_power(x, 3)  # two matmuls, each saving x
+    assert sizes == [9]
+    h = host.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(cube.numpy()), h @ h @ h, rtol=1e-5, atol=1e-6)
+
+
 def test_a_write_between_two_scoped_calls_fails_only_the_earlier_graph():
     import strideweave.array_api as xp
 
