@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from strideweave.carriers import ContentWatch, NumpyCarrier, resolve
+from strideweave.carriers import ContentWatch, NumpyCarrier, one_call, resolve
 
 WATCHED = ["numpy", "array_api_strict"]  # torch counts versions itself; JAX arrays are immutable
 
@@ -127,3 +127,139 @@ def test_a_write_between_two_saving_calls_fails_only_the_earlier_graph(name):
     np.testing.assert_allclose(np.asarray(g.detach()), np.full(4, 3.0, np.float32))
     with pytest.raises(RuntimeError, match="in-place modification"):
         sw.grad(first, [x], sw.ones((1,), carrier=name))
+
+
+# ----- one digest per public call (``one_call``) ------------------------------------------------------
+
+def _counting_digests(monkeypatch) -> list:
+    """Every buffer size NumpyCarrier digests from now on, in order."""
+    sizes: list = []
+    digest = NumpyCarrier._digest
+
+    def counted(carrier):
+        sizes.append(carrier.size)
+        return digest(carrier)
+    monkeypatch.setattr(NumpyCarrier, "_digest", counted)
+    return sizes
+
+
+def test_unstack_of_a_wrapped_array_digests_it_once(monkeypatch):
+    import strideweave.array_api as xp
+
+    host = np.arange(12, dtype=np.float32).reshape(4, 3)
+    x = xp.asarray(host)
+    sizes = _counting_digests(monkeypatch)
+    rows = xp.unstack(x)
+    assert len(rows) == 4
+    assert sizes == [12]  # four views, each saving the whole buffer: one digest
+    loss = rows[0] * 1.0
+    for i, row in enumerate(rows[1:], 2):
+        loss = loss + row * float(i)
+    xp.sum(loss).backward()
+    np.testing.assert_array_equal(np.asarray(x.grad.numpy()), np.repeat(np.arange(1, 5, dtype=np.float32), 3)
+                                  .reshape(4, 3))
+
+
+def test_einsum_digests_each_operand_once(monkeypatch):
+    import strideweave.array_api as xp
+
+    a_host = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b_host = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    a, b = xp.asarray(a_host), xp.asarray(b_host)
+    sizes = _counting_digests(monkeypatch)
+    out = xp.einsum("ij,jk->ik", a, b)
+    assert sorted(sizes) == [6, 12]
+    np.testing.assert_allclose(np.asarray(out.numpy()), a_host.astype(np.float64) @ b_host, rtol=1e-6)
+
+
+def test_matrix_power_digests_its_operand_once(monkeypatch):
+    import strideweave.array_api as xp
+
+    host = (np.arange(9, dtype=np.float32).reshape(3, 3) - 4) / 5
+    x = xp.asarray(host)
+    sizes = _counting_digests(monkeypatch)
+    cube = xp.linalg.matrix_power(x, 3)  # two matmuls, each saving x
+    assert sizes == [9]
+    h = host.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(cube.numpy()), h @ h @ h, rtol=1e-5, atol=1e-6)
+
+
+def test_a_write_between_two_scoped_calls_fails_only_the_earlier_graph():
+    import strideweave.array_api as xp
+
+    host = np.arange(6, dtype=np.float32).reshape(3, 2)
+    x = xp.asarray(host)
+    first = xp.sum(xp.stack(xp.unstack(x)) * 2.0)
+    host[2, 1] = -1.0  # between two calls that each record several nodes over the buffer
+    second = xp.sum(xp.stack(xp.unstack(x)) * 3.0)
+    second.backward()
+    np.testing.assert_array_equal(np.asarray(x.grad.numpy()), np.full((3, 2), 3.0, np.float32))
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        first.backward()
+
+
+def _saving_call(n: int, monkeypatch):
+    """A watched carrier of ``n`` zeros, a saving call's capture of it, and the digests taken from now on."""
+    carrier = NumpyCarrier.from_array(np.zeros(n, dtype=np.float32))
+    carrier.watch_external(fresh=True)
+    return carrier, lambda: carrier._watch.capture(carrier), _counting_digests(monkeypatch)
+
+
+def test_a_version_bump_inside_a_call_takes_a_new_digest(monkeypatch):
+    carrier, save, sizes = _saving_call(8, monkeypatch)
+
+    @one_call
+    def saves_twice_around_a_write():
+        save()
+        save()  # same call, same version: no digest
+        carrier.bump_version()
+        save()
+
+    saves_twice_around_a_write()
+    assert sizes == [8, 8]
+    save()  # outside the call: every saving call digests
+    assert sizes == [8, 8, 8]
+
+
+def test_a_call_that_raises_ends_its_scope_and_nested_calls_share_the_outer_one(monkeypatch):
+    _, save, sizes = _saving_call(4, monkeypatch)
+    inner = one_call(save)
+
+    @one_call
+    def outer():
+        inner()
+        inner()  # a second call nested in ``outer``: the same scope
+        raise ValueError("after saving")
+
+    with pytest.raises(ValueError, match="after saving"):
+        outer()
+    assert sizes == [4]
+    inner()  # a new call: a new scope
+    assert sizes == [4, 4]
+
+
+def test_a_scope_in_one_thread_skips_no_digest_in_another():
+    import threading
+
+    native = np.zeros(16, dtype=np.float32)
+    carrier = NumpyCarrier.from_array(native)
+    carrier.watch_external(fresh=True)
+    inside, written = threading.Event(), threading.Event()
+
+    @one_call
+    def holds_a_scope_open():
+        carrier._watch.capture(carrier)
+        inside.set()
+        assert written.wait(10)
+
+    worker = threading.Thread(target=holds_a_scope_open)
+    worker.start()
+    try:
+        assert inside.wait(10)
+        version = carrier.version
+        native[3] = 5.0  # this thread is in no scope: its capture must see the write
+        carrier._watch.capture(carrier)
+        assert carrier.version == version + 1
+    finally:
+        written.set()
+        worker.join()

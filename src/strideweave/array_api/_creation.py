@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from .. import ops as _ops
-from ..carriers import kind_for_array, transfer
+from ..carriers import kind_for_array, one_call, transfer
 from ..dtypes import DType, SimpleDType, dtype_from_name
 from ..layout import Layout
 from ..operation import ExecutionOptions, no_grad, outside_operation
@@ -86,7 +86,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if isinstance(obj, (list, tuple)) and obj and _has_tensor(obj):
         return _from_sequence(obj, dtype, device)
     host = _host_values(obj, dtype, kind)
-    out = _from_host(host, kind, dtype is not None)
+    # Python values make a new host array; any other object may lend its memory to NumPy (a memoryview).
+    out = _from_host(host, kind, dtype is not None, own=isinstance(obj, _PYTHON_VALUES))
     if device is None and not host.ndim:
         joins_partner(out)  # a scalar as library code writes it: it meets any carrier (torch's 0-d CPU rule)
     return out
@@ -197,18 +198,28 @@ def _from_numpy_dtype(npdtype) -> SimpleDType:
 
 
 _WIDE = ("float64", "int64", "uint64", "complex128")
+#: what ``asarray`` turns into a host array of its own (NumPy scalars are immutable)
+_PYTHON_VALUES = (list, tuple, bool, int, float, complex, np.generic)
 
 
-def _from_host(host: np.ndarray, kind, requested: bool = True) -> Tensor:
+def _from_host(host: np.ndarray, kind, requested: bool = True, own: bool = True) -> Tensor:
     """Host values on ``kind``; ``requested``: their dtype was asked for (JAX without x64 then warns as
-    jax.numpy does when it stores a 64-bit request in 32 bits; moving values narrows silently)."""
+    jax.numpy does when it stores a 64-bit request in 32 bits; moving values narrows silently).
+
+    ``own``: ``host`` was made here and no one else holds it, so the wrapped buffer is not watched for
+    writes from outside (the user guide: buffers StrideWeave allocated itself are never digested).
+    """
     if requested and host.dtype.name in _WIDE:
         kind.cls._native_dtype_in(kind.namespace, _from_numpy_dtype(host.dtype))
     with no_grad():
         if host.ndim == 0:
             t = _sw_tensor(host.reshape(1), carrier=kind)
-            return Tensor._make(t._carriers[0], Layout._trusted((), ()), t._offset)
-        return _sw_tensor(np.ascontiguousarray(host), carrier=kind)
+            t = Tensor._make(t._carriers[0], Layout._trusted((), ()), t._offset)
+        else:
+            t = _sw_tensor(np.ascontiguousarray(host), carrier=kind)
+    if own:
+        t._carriers[0].drop_watch()
+    return t
 
 
 def _native(obj, kind) -> Tensor:
@@ -370,6 +381,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _sw_from_dlpack(x) if device is None else to_device(_sw_from_dlpack(x), device)
 
 
+@one_call
 def meshgrid(*arrays, indexing="xy"):
     """Coordinate grids from 1-D Tensors (differentiable: reshape + broadcast)."""
     if indexing not in ("xy", "ij"):

@@ -20,6 +20,7 @@ import string
 from typing import cast
 
 from .. import ops as _ops
+from ..carriers import one_call
 from ..layout import Layout
 from ..ops._args import tensor as _check
 from ..tensors.tensor import Tensor
@@ -164,6 +165,7 @@ def _path(terms: list, output: str, extent: dict) -> list:
     return path
 
 
+@one_call
 def einsum(subscripts, /, *operands):
     """Einstein summation in NumPy's subscripts form (``"ij,jk->ik"``, implicit output, ``...``), differentiable.
 

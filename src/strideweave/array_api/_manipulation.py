@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from .. import ops as _ops
+from ..carriers import one_call
 from ..dtypes import result_type as _result_type
 from ..layout import Shape
 from ..ops._args import axis as _axis
@@ -46,6 +47,7 @@ def inferred_shape(x: Tensor, shape: tuple, what: str, noun: str) -> tuple:
     return shape
 
 
+@one_call
 def reshape(x, /, shape, *, copy=None):
     """C-order reshape (a view when the layout allows); ``-1`` infers one extent."""
     x = _check(x, "reshape")
@@ -72,6 +74,7 @@ def permute_dims(x, /, axes):
     return _ops.permute(x, order)
 
 
+@one_call
 def broadcast_to(x, /, shape):
     """Stretch ``x`` to ``shape`` (stride-0 view)."""
     x = _check(x, "broadcast_to")
@@ -95,6 +98,7 @@ def _promoted(arrays: list) -> list:
     return [a if a.dtype is dtype else _ops.astype(a, dtype) for a in arrays]
 
 
+@one_call
 def concat(arrays, /, *, axis=0):
     """Join arrays along ``axis`` (``None``: flattened first)."""
     arrays = [_check(a, "concat") for a in arrays]
@@ -110,6 +114,7 @@ def stack(arrays, /, *, axis=0):
     return _ops.stack(arrays, _axis(axis, arrays[0].ndim + 1, "stack"))
 
 
+@one_call
 def unstack(x, /, *, axis=0):
     """The slices of ``x`` along ``axis``, as a tuple."""
     x = _check(x, "unstack")

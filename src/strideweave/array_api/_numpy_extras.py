@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..carriers import one_call
 from ..dtypes import as_dtype
 from ..operation import no_grad
 from ..ops._args import tensor as _check
@@ -62,6 +63,7 @@ def _pairs(value, ndim: int, name: str) -> list:
     return [tuple(v) for v in value]
 
 
+@one_call
 def pad(array, pad_width, mode="constant", *, constant_values=0, **kwargs):
     """``np.pad`` in ``mode="constant"``: ``array`` surrounded by ``constant_values`` (differentiable)."""
     xp = namespace()
@@ -140,6 +142,7 @@ def _interpolated(sorted_x, q, axis: int, method: str):
     return out if np.ndim(q) else out[0]
 
 
+@one_call
 def quantile(a, q, axis=None, *, method="linear", keepdims=False, out=None, overwrite_input=False,
              weights=None, interpolation=None):
     """``np.quantile`` with ``method="linear"`` (NumPy's default): sort, then interpolate (differentiable)."""
@@ -161,6 +164,7 @@ def quantile(a, q, axis=None, *, method="linear", keepdims=False, out=None, over
     return result
 
 
+@one_call
 def nanquantile(a, q, axis=None, **kwargs):
     """``np.nanquantile``: ``quantile`` when ``a`` holds no NaN; a NaN raises ``NotImplementedError``."""
     xp = namespace()
@@ -171,6 +175,7 @@ def nanquantile(a, q, axis=None, **kwargs):
     return quantile(x, q, axis=axis, **kwargs)
 
 
+@one_call
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``np.gradient`` along one ``axis`` with one coordinate array or spacing, ``edge_order=1`` (differentiable).
 
@@ -219,6 +224,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     return xp.concat([first, inner, last], axis=axis)
 
 
+@one_call
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
     """NumPy's ``sliding_window_view`` as a gather (a copy, differentiable): one new trailing axis per window.
 
@@ -307,6 +313,7 @@ any = _with_out("any", _any)  # noqa: A001
 
 
 def _cumulative(name, how):
+    @one_call
     def accumulate(a, axis=None, dtype=None, out=None):
         x = _check(a, name)
         _refuse_out(name, out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..carriers import one_call
 from ..ops.arrays import vecdot as _vecdot
 from ..ops.linalg_ext import (
     cholesky,
@@ -53,6 +54,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     return _vecdot(x1, x2, axis=axis)
 
 
+@one_call
 def trace(x, /, *, offset=0, dtype=None):
     """Sum along diagonal ``offset`` of the last two axes, accumulated as the namespace's ``sum`` does."""
     return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)

@@ -31,9 +31,9 @@ from .registry import (
     transfer,
 )
 from .torch_carrier import TorchCarrier
-from .watch import ContentWatch
+from .watch import ContentWatch, one_call
 
-# Also importable from here for the rest of the package (not public API): ContentWatch,
+# Also importable from here for the rest of the package (not public API): ContentWatch, one_call,
 # NamedDevice, named_device, default_int, missing_wide_types, TracerError, segment_sum.
 
 # The carrier classes and ``registry``'s public functions (its ``__all__``, the one list of them).

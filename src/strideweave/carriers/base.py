@@ -374,6 +374,15 @@ class Carrier(GenericHooks):
                 watch.capture(self)  # graphs recorded before now are checked against today's values
             self._watch = watch
 
+    def drop_watch(self):
+        """Stop watching: the buffer was just wrapped from a native array that nothing outside StrideWeave holds.
+
+        For a host array a creation function made and let go of (``xp.zeros``,
+        ``xp.asarray`` of a list): no one can write it but through
+        StrideWeave, which counts versions, so no saving call need digest it.
+        """
+        self._watch = None
+
     def _writable(self):
         return True
 

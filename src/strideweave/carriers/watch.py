@@ -5,15 +5,57 @@ own, so a write through a native array the user still holds would go unseen
 by the carrier's ``version``.  A carrier that may be written from outside
 (``Carrier.watch_external``) holds a watch; the recording of a saved input
 and the version check before backward consult it.
+
+``one_call`` marks a public function that records several nodes over the same
+buffers (``unstack``'s k views, ``einsum``'s views and product): no code of the
+caller runs between those recordings, so each watched buffer is digested once
+per call, not once per node.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .._locks import lock_for
 
-__all__ = ["ContentWatch"]
+__all__ = ["ContentWatch", "one_call"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _CallScope(threading.local):
+    """The token of the ``one_call`` function this thread is inside (None outside one)."""
+
+    token: int | None = None
+
+
+_SCOPE = _CallScope()
+#: ``next`` on a count is atomic: two threads never share a token
+_tokens = itertools.count(1)
+
+
+def one_call(function: _F) -> _F:
+    """``function`` as one digest scope: a watched buffer it saves several times is digested once.
+
+    For public functions that record several nodes and run no code of the
+    caller in between: nothing outside StrideWeave can write a buffer between
+    two of those recordings, and a write through StrideWeave bumps the version,
+    which takes a new digest. A call nested in another keeps the outer scope.
+    """
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if _SCOPE.token is not None:
+            return function(*args, **kwargs)
+        _SCOPE.token = next(_tokens)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _SCOPE.token = None
+    return call  # type: ignore[return-value]
 
 
 class ContentWatch:
@@ -27,10 +69,12 @@ class ContentWatch:
     recorded before the write become stale, exactly as after a public
     mutation. ``verify`` runs in the version check before backward and does
     the same.  (An accidental write that leaves a 128-bit digest unchanged is
-    far rarer than an undetected memory error in hardware.)
+    far rarer than an undetected memory error in hardware.) Within one
+    ``one_call`` function a capture at the version of the last one is not
+    repeated.
     """
 
-    __slots__ = ("digest", "lock", "verified_epoch", "verified_version", "version")
+    __slots__ = ("digest", "lock", "scope", "verified_epoch", "verified_version", "version")
 
     #: a new value at the start of every traversal: within one, a buffer is digested once
     epoch = 0
@@ -43,6 +87,7 @@ class ContentWatch:
         self.lock = lock_for(carrier)
         self.version = None  # the carrier version ``digest`` was taken at; None before the first capture
         self.digest = None
+        self.scope = None  # the ``one_call`` token of the last capture (None: outside one)
         self.verified_epoch = self.verified_version = None
 
     @classmethod
@@ -54,16 +99,22 @@ class ContentWatch:
         # between two saving calls must make only the earlier graph stale (the user guide's "Writes
         # that bypass StrideWeave"), and only a digest taken at the later call tells the two apart. A
         # digest kept per version would let the later graph record the version the write went past,
-        # so its backward would fail too.
+        # so its backward would fail too. Inside one ``one_call`` function no caller's code ran since
+        # a capture there, so one at the same version is the same digest.
+        scope = _SCOPE.token
+        if scope is not None and self.scope == scope and self.version == carrier._version:
+            return
         with self.lock:
             digest = carrier._digest()
             if self.version == carrier._version:
                 if digest == self.digest:
+                    self.scope = scope
                     return
                 carrier._version += 1  # written from outside since the last capture
             self.digest = digest
             self.version = carrier._version
             self.verified_epoch = None
+            self.scope = scope
 
     def verify(self, carrier):
         # Within a traversal a buffer is digested once. Reading the two fields unlocked is safe:

@@ -17,7 +17,7 @@ import operator
 from collections import namedtuple
 from typing import Any
 
-from ..carriers import transfer
+from ..carriers import one_call, transfer
 from ..carriers.dask_namespace import standard_namespace, standard_rule
 from ..carriers.jax_carrier import is_tracer
 from ..tensors.broadcasting import sum_to as _sum_to
@@ -530,6 +530,7 @@ _Eye = natural_op("identity", lambda xp, a: (xp.broadcast_to(xp.eye(a.shape[-1],
                   lambda xp, g, kept: (xp.zeros_like(g),), reads_inputs=False)
 
 
+@one_call
 def matrix_power(x, n, /, *, options=None) -> Tensor:
     """``x`` raised to the integer power ``n`` (negative: of the inverse), by repeated squaring."""
     x = _square(x, "matrix_power")
