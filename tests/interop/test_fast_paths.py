@@ -131,6 +131,27 @@ def test_broadcast_targets_get_canonical_cotangents_and_bad_values_are_named(car
         cotangent_from_native(target, _native(carrier, values.T.copy()), "out")
 
 
+def test_torch_cotangents_for_a_row_major_output_are_fresh_copies_of_any_strides():
+    # A row-major output's cotangent from a non-contiguous torch tensor (a sum's expanded ones, a
+    # transpose, a size-one axis with an odd stride) is one fresh copy: same values, the output's
+    # layout, and storage the traversal may write into without touching the caller's tensor.
+    torch = pytest.importorskip("torch")
+    target = sw.zeros((3, 4), carrier="torch", layout=sw.Layout((3, 4), (4, 1)))
+    row = sw.zeros((1, 4), carrier="torch", layout=sw.Layout((1, 4), (4, 1)))
+    base = torch.arange(12, dtype=torch.float32)
+    cases = {"expanded": (target, torch.ones(()).expand(3, 4)),
+             "transposed": (target, base.reshape(4, 3).T),
+             "size-one axis": (row, base.as_strided((1, 4), (7, 1)))}
+    for name, (out, native) in cases.items():
+        before = native.clone()
+        got = cotangent_from_native(out, native, "out")
+        assert got.layout == out.layout and got.dtype == sw.DType.Float32, name
+        np.testing.assert_array_equal(got.numpy(), native.numpy(), err_msg=name)
+        assert not _shares(got, native), name
+        got.carrier.array.fill_(-1.0)
+        assert torch.equal(native, before), name
+
+
 def test_a_gradient_of_an_earlier_traversal_still_refuses_an_unreached_input():
     torch = pytest.importorskip("torch")
     a = sw.tensor(torch.ones(3))
