@@ -107,8 +107,13 @@ class _Call:
                 "pass a tensor that does not require grad")
 
 
-def native_view(t: Tensor):
-    """``t.to_array()``: for a torch carrier and one leaf per mode, one ``as_strided`` view of the buffer."""
+def native_view(t: Tensor, whole: bool = False):
+    """``t.to_array()``: for a torch carrier and one leaf per mode, one view of the buffer.
+
+    ``whole``: the caller hands the result on and keeps no other reference (a gradient), so a 1-D ``t``
+    over its whole buffer is that buffer itself. (A forward output never is: torch gives the tensor a
+    function returns a history, which the buffer StrideWeave computes with must not get.)
+    """
     layout = t._layout
     shape = layout._shape_modes
     # (a nested mode's size is an int, its shape a tuple: the natural shape differs from the modes)
@@ -122,6 +127,16 @@ def native_view(t: Tensor):
     buf = carrier._array
     step = buf.stride(0)
     strides = layout._stride_modes
+    if step == 1 and t._offset == 0 and buf.shape[0] == layout.size:
+        # The whole buffer in row-major order (a fresh result or gradient, mostly): one ``view``, cheaper in
+        # torch than ``as_strided``, or no call at all.
+        extent = 1
+        for e, s in zip(reversed(layout.mode_sizes), reversed(strides)):  # (= shape: every mode is flat)
+            if s != extent:  # (a size-one axis too: the view keeps to_array's strides exactly)
+                break
+            extent *= e
+        else:
+            return buf if whole and len(shape) == 1 else buf.view(shape)
     if step != 1:
         strides = tuple(s * step for s in strides)
     return buf.as_strided(shape, strides, buf.storage_offset() + t._offset * step)
@@ -201,7 +216,7 @@ def _function_class():
             present = []
             for i, g in zip(wanted, grads):
                 if g is not None:
-                    view = native_view(g)
+                    view = native_view(g, whole=True)
                     shape = natives[i].shape
                     result[i] = view if view.shape == shape else view.reshape(shape)
                     present.append(i)
