@@ -79,7 +79,7 @@ class _Call:
         lent = self.lent
         refusal = refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])) \
             if record and lent else None
-        # Grad mode and the refusal set and restored by hand, not by two ``with`` blocks: four calls fewer per step.
+        # Grad mode set and restored by hand rather than by a ``grad_mode`` block: three calls fewer per step.
         previous = is_grad_enabled()
         set_grad_enabled(record)
         try:
