@@ -131,6 +131,27 @@ def test_broadcast_targets_get_canonical_cotangents_and_bad_values_are_named(car
         cotangent_from_native(target, _native(carrier, values.T.copy()), "out")
 
 
+def test_torch_cotangents_for_a_row_major_output_are_fresh_copies_of_any_strides():
+    # A row-major output's cotangent from a non-contiguous torch tensor (a sum's expanded ones, a
+    # transpose, a size-one axis with an odd stride) is one fresh copy: same values, the output's
+    # layout, and storage the traversal may write into without touching the caller's tensor.
+    torch = pytest.importorskip("torch")
+    target = sw.zeros((3, 4), carrier="torch", layout=sw.Layout((3, 4), (4, 1)))
+    row = sw.zeros((1, 4), carrier="torch", layout=sw.Layout((1, 4), (4, 1)))
+    base = torch.arange(12, dtype=torch.float32)
+    cases = {"expanded": (target, torch.ones(()).expand(3, 4)),
+             "transposed": (target, base.reshape(4, 3).T),
+             "size-one axis": (row, base.as_strided((1, 4), (7, 1)))}
+    for name, (out, native) in cases.items():
+        before = native.clone()
+        got = cotangent_from_native(out, native, "out")
+        assert got.layout == out.layout and got.dtype == sw.DType.Float32, name
+        np.testing.assert_array_equal(got.numpy(), native.numpy(), err_msg=name)
+        assert not _shares(got, native), name
+        got.carrier.array.fill_(-1.0)
+        assert torch.equal(native, before), name
+
+
 def test_a_gradient_of_an_earlier_traversal_still_refuses_an_unreached_input():
     torch = pytest.importorskip("torch")
     a = sw.tensor(torch.ones(3))
@@ -308,3 +329,29 @@ def test_held_wraps_die_with_their_tensors_and_stay_bounded(monkeypatch):
         f(t)
         f(t)
         assert len(_common._HELD) <= 4
+
+
+def test_native_views_of_torch_tensors_are_to_array_over_the_same_storage():
+    # Every route of the torch bridge's ``native_view`` (the buffer itself, one ``view``, ``as_strided``)
+    # gives to_array's values and strides over StrideWeave's storage; only a whole 1-D gradient is the buffer.
+    torch = pytest.importorskip("torch")
+    from strideweave.interop.torch_bridge import native_view
+
+    base = sw.tensor(np.arange(60, dtype=np.float32), carrier="torch")
+    step2 = sw.tensor(torch.arange(120, dtype=torch.float32)[::2]).carrier  # a buffer with step 2
+    cases = {"row-major": sw.Tensor(base.carrier, sw.Layout((4, 6), (6, 1))),
+             "1-D whole": base,
+             "1-D at an offset": base[6:18],
+             "row-major at an offset": sw.Tensor(base.carrier, sw.Layout((4, 6), (6, 1)), 6),
+             "row-major, part of the buffer": sw.Tensor(base.carrier, sw.Layout((2, 6), (6, 1))),
+             "transposed": sw.Tensor(base.carrier, sw.Layout((6, 10), (1, 6))),
+             "size-one axis, odd stride": sw.Tensor(base.carrier, sw.Layout((1, 60), (7, 1))),
+             "step-2 buffer": sw.Tensor(step2, sw.Layout((6, 10), (10, 1)))}
+    for name, t in cases.items():
+        for whole in (False, True):
+            got, want = native_view(t, whole=whole), t.to_array()
+            assert torch.equal(got, want) and got.shape == want.shape, name
+            assert got.untyped_storage().data_ptr() == t.carrier.array.untyped_storage().data_ptr(), name
+            if got.numel() > 1:
+                assert got.stride() == want.stride(), name
+            assert (got is t.carrier.array) == (whole and name == "1-D whole"), name

@@ -27,6 +27,8 @@ __all__ = ["TorchCarrier"]
 torch: Any = None  # the torch module, set on first use (``TorchCarrier.library_globals``) before any instance exists
 
 _own_version = Carrier.__dict__["_version"]  # the base class's slot, shadowed below
+# Its accessors bound once: versions are read several times per recorded operation and per backward check.
+_own_get, _own_set = _own_version.__get__, _own_version.__set__
 
 
 class TorchCarrier(LibraryCarrier):
@@ -46,16 +48,16 @@ class TorchCarrier(LibraryCarrier):
     @property
     def _version(self):
         try:
-            return _own_version.__get__(self) + self._array._version
+            return _own_get(self) + self._array._version
         except RuntimeError:  # inference-mode tensors count no versions (and cannot be written)
-            return _own_version.__get__(self)
+            return _own_get(self)
 
     @_version.setter
     def _version(self, value):
         try:
-            _own_version.__set__(self, value - self._array._version)
+            _own_set(self, value - self._array._version)
         except RuntimeError:
-            _own_version.__set__(self, value)
+            _own_set(self, value)
 
     @staticmethod
     def _accumulate(into, other):

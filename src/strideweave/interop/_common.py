@@ -76,15 +76,25 @@ class grad_mode:
         set_grad_enabled(self.previous)
 
 
-def array_arguments(args: tuple, kwargs: dict, is_array: Callable[[Any], bool]) -> tuple[list, list]:
-    """``(keys, arrays)``: the arguments ``is_array`` accepts, positional ones by index, then keywords by name.
+def array_arguments(args: tuple, kwargs: dict, array_type: type | tuple[type, ...]) -> tuple[list, list]:
+    """``(keys, arrays)``: the arguments of ``array_type``, positional ones by index, then keywords by name.
 
     Keyword arrays are inputs like positional ones (differentiated, wrapped),
     as a ``torch.autograd.Function`` user would expect of them.
     """
-    keys: list = [i for i, a in enumerate(args) if is_array(a)]
-    keys += [k for k, a in kwargs.items() if is_array(a)]
-    return keys, [args[k] if k.__class__ is int else kwargs[k] for k in keys]
+    # Loops, not comprehensions or a predicate: every bridge call runs this, and each of those is a Python call.
+    keys: list = []
+    arrays: list = []
+    for i, a in enumerate(args):
+        if isinstance(a, array_type):
+            keys.append(i)
+            arrays.append(a)
+    if kwargs:
+        for k, a in kwargs.items():
+            if isinstance(a, array_type):
+                keys.append(k)
+                arrays.append(a)
+    return keys, arrays
 
 
 def placed(args: tuple, kwargs: dict, keys: Sequence, values: Sequence) -> tuple[list, dict]:
@@ -115,12 +125,20 @@ class refused_writes:
     __slots__ = ("added", "carriers", "message")
 
     def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str]) -> None:
-        self.carriers = {id(c): i for i, t in enumerate(tensors) for c in t._carriers}
+        carriers = {}
+        for i, t in enumerate(tensors):
+            for c in t._carriers:
+                carriers[id(c)] = i
+        self.carriers = carriers
         self.message = message
 
     def __enter__(self) -> None:
         # A carrier already refused (the same tensor passed twice, or by another call) keeps its first entry.
-        self.added = [key for key in self.carriers if WRITE_REFUSALS.setdefault(key, self) is self]
+        added = []
+        for key in self.carriers:
+            if WRITE_REFUSALS.setdefault(key, self) is self:
+                added.append(key)
+        self.added = added
 
     def __exit__(self, *exc) -> None:
         for key in self.added:
@@ -286,7 +304,7 @@ def cotangent_from_native(target: Tensor, values: Any, where: str) -> Tensor:
         return buffer.copy_(wrapped)
 
 
-#: output Layout -> (wanted layout, its shape and strides, cosize, compact) for the cotangents
+#: output Layout -> (wanted layout, its shape and strides, cosize, compact, row-major) for the cotangents
 #: ``_float32_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
 _COTANGENT_PLANS: dict[Layout, Any] = {}
 _COTANGENT_PLANS_LIMIT = 1024
@@ -300,7 +318,11 @@ def _cotangent_plan(target: Tensor):
         plan = False
     else:
         wanted = gradient_layout(target)
-        plan = (wanted, shape, wanted._stride_modes, wanted.cosize, wanted.is_compact())
+        row_major = [1]
+        for e in layout.mode_sizes[:0:-1]:  # (the modes, all of them ints here)
+            row_major.insert(0, row_major[0] * e)
+        plan = (wanted, shape, wanted._stride_modes, wanted.cosize, wanted.is_compact(),
+                wanted._stride_modes == tuple(row_major))
     if len(_COTANGENT_PLANS) >= _COTANGENT_PLANS_LIMIT:
         _COTANGENT_PLANS.clear()
     _COTANGENT_PLANS[layout] = plan
@@ -321,7 +343,7 @@ def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
     carriers = target._carriers
     if plan is False or len(carriers) != 1:
         return None
-    wanted, shape, strides, cosize, compact = plan
+    wanted, shape, strides, cosize, compact, row_major = plan
     kind = carriers[0].kind
     if isinstance(values, np.ndarray):
         if values.dtype != np.float32 or kind.cls.backend != "numpy":
@@ -342,6 +364,10 @@ def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
             wrapped = wrap_torch(values, torch.Tensor)
             if wrapped._layout == wanted:
                 return wrapped
+        if row_major and not values.is_contiguous():  # (torch's contiguous() returns a contiguous tensor itself)
+            # one library call for the copy (a sum's cotangent arrives expanded, with stride 0)
+            flat = (values.detach() if values.requires_grad else values).contiguous().view(-1)
+            return Tensor._from_raw(flat, wanted, kind, DType.Float32)
         flat = (torch.empty if compact else torch.zeros)(cosize, dtype=torch.float32, device=values.device)
         flat.as_strided(shape, strides).copy_(values.detach() if values.requires_grad else values)
     if compact:  # fresh storage nobody else holds: its carrier is made only if something asks for it
@@ -372,7 +398,10 @@ def vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], cotangents: Sequenc
     traversal's gradient and misses an input) runs only when an input is
     unreached, the one case in which it can refuse.
     """
-    live = [(o, c) for o, c in zip(outputs, cotangents) if c is not None and o.is_differentiable()]
+    live = []
+    for o, c in zip(outputs, cotangents):
+        if c is not None and o._dtype is DType.Float32:
+            live.append((o, c))
     if not live or not inputs:
         return [None] * len(inputs)
     inputs = tuple(inputs)
@@ -387,6 +416,8 @@ def vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], cotangents: Sequenc
         seed: Any = zeros((1,), carrier=output.carrier.kind)
         cotangent = seed.fill_(1.0)
     grads = _run(output, cotangent, inputs, retain_graph)
-    if any(g is None for g in grads):
-        _refuse_higher_order(output, inputs)
+    for g in grads:
+        if g is None:
+            _refuse_higher_order(output, inputs)
+            break
     return grads

@@ -389,7 +389,7 @@ def jax_function(fn: Callable, *, out_shape: Any = None) -> Callable:
         # NumPy arrays are array arguments too, as everywhere in JAX.
         args = tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
         kwargs = {k: jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for k, a in kwargs.items()}
-        keys, arrays = _common.array_arguments(args, kwargs, lambda a: isinstance(a, jax.Array))
+        keys, arrays = _common.array_arguments(args, kwargs, jax.Array)
         if not keys:
             raise TypeError(f"jax_function({fn_name(fn)}): expected at least one JAX array argument, got "
                             f"{[type(a).__name__ for a in args]}")

@@ -7,7 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..carriers import resolve, transfer
+from ..dtypes import DType
 from ..errors import MissingBackendError
+from ..operation import is_grad_enabled, set_grad_enabled
 from ..tensors.tensor import Tensor
 from ._common import (
     argument_name,
@@ -15,7 +17,6 @@ from ._common import (
     as_outputs,
     cotangent_from_native,
     fn_name,
-    grad_mode,
     held_wrap,
     lost_precision,
     placed,
@@ -28,6 +29,7 @@ from ._native import native_function, native_values
 
 __all__ = ["from_torch", "torch_function"]
 
+_FLOAT32 = DType.Float32
 _FunctionClass: Any = None
 _TORCH: Any = None  # the torch module, once a bridge has imported it
 
@@ -47,10 +49,10 @@ def _torch() -> Any:
 class _Call:
     """One call of a wrapped function: what to run, and the StrideWeave graph it built."""
 
-    __slots__ = ("args", "fn", "inputs", "keys", "kwargs", "name", "outputs", "single")
+    __slots__ = ("args", "fn", "inputs", "keys", "kwargs", "lent", "name", "outputs", "single")
 
-    def __init__(self, fn, name, args, kwargs, keys):
-        self.fn, self.name, self.args, self.kwargs, self.keys = fn, name, args, kwargs, keys
+    def __init__(self, fn, name, args, kwargs, keys, lent):
+        self.fn, self.name, self.args, self.kwargs, self.keys, self.lent = fn, name, args, kwargs, keys, lent
         self.inputs: Sequence[Any] = ()
         self.outputs: Sequence[Any] = ()
         self.single = True
@@ -58,26 +60,36 @@ class _Call:
     def run(self, natives, record: bool) -> tuple:
         """Run ``fn`` on StrideWeave views of ``natives``; return its outputs as torch tensors.
 
-        Recording, the views of tensors that require grad refuse writes, as
-        torch refuses an in-place write into a leaf that requires grad.
+        Recording, the views of tensors that require grad (``lent``, their
+        indices) refuse writes, as torch refuses an in-place write into a leaf
+        that requires grad.
         """
         tensor_type = _TORCH.Tensor
         inputs = []
-        seen = set()
         for native in natives:
-            wrapped = held_wrap(native, tensor_type)  # a view of the same storage: no copy
-            if id(wrapped) in seen:  # the same tensor passed twice: two leaves, each with its own gradient
-                wrapped = wrap_torch(native, tensor_type)
-            seen.add(id(wrapped))
-            inputs.append(wrapped)
+            inputs.append(held_wrap(native, tensor_type))  # a view of the same storage: no copy
+        if len(set(map(id, inputs))) != len(inputs):
+            # the same tensor passed twice: two leaves, each with its own gradient
+            seen = set()
+            for i, wrapped in enumerate(inputs):
+                if id(wrapped) in seen:
+                    inputs[i] = wrap_torch(natives[i], tensor_type)
+                seen.add(id(wrapped))
         args, kwargs = placed(self.args, self.kwargs, self.keys, inputs)
-        if record:
-            lent = [i for i, native in enumerate(natives) if native.requires_grad]
-            with grad_mode(True), refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])):
+        lent = self.lent
+        refusal = refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])) \
+            if record and lent else None
+        # Grad mode set and restored by hand rather than by a ``grad_mode`` block: three calls fewer per step.
+        previous = is_grad_enabled()
+        set_grad_enabled(record)
+        try:
+            if refusal is None:
                 result = self.fn(*args, **kwargs)
-        else:
-            with grad_mode(False):
-                result = self.fn(*args, **kwargs)
+            else:
+                with refusal:
+                    result = self.fn(*args, **kwargs)
+        finally:
+            set_grad_enabled(previous)
         outputs, self.single = as_outputs(result, f"torch_function({self.name}): fn")
         self.inputs, self.outputs = inputs, outputs
         results = []
@@ -95,20 +107,36 @@ class _Call:
                 "pass a tensor that does not require grad")
 
 
-def native_view(t: Tensor):
-    """``t.to_array()``: for a torch carrier and one leaf per mode, one ``as_strided`` view of the buffer."""
+def native_view(t: Tensor, whole: bool = False):
+    """``t.to_array()``: for a torch carrier and one leaf per mode, one view of the buffer.
+
+    ``whole``: the caller hands the result on and keeps no other reference (a gradient), so a 1-D ``t``
+    over its whole buffer is that buffer itself. (A forward output never is: torch gives the tensor a
+    function returns a history, which the buffer StrideWeave computes with must not get.)
+    """
     layout = t._layout
     shape = layout._shape_modes
-    carriers = t._carriers
     # (a nested mode's size is an int, its shape a tuple: the natural shape differs from the modes)
-    if (not shape or layout.mode_sizes != shape or len(carriers) != 1 or t._blocks is not None
-            or carriers[0].backend != "torch"):
+    if not shape or t._blocks is not None or layout.mode_sizes != shape:
         return t.to_array()
+    carriers = t._carrier_tuple or t._materialize()  # made here: a write through the view is then seen
     carrier = carriers[0]
-    carrier.watch_external()  # as in to_array: the view is handed out
+    if len(carriers) != 1 or carrier.backend != "torch":
+        return t.to_array()
+    # (to_array's ``watch_external`` is left out: a torch carrier reads torch's version counter, watching nothing)
     buf = carrier._array
     step = buf.stride(0)
     strides = layout._stride_modes
+    if step == 1 and t._offset == 0 and buf.shape[0] == layout.size:
+        # The whole buffer in row-major order (a fresh result or gradient, mostly): one ``view``, cheaper in
+        # torch than ``as_strided``, or no call at all.
+        extent = 1
+        for e, s in zip(reversed(layout.mode_sizes), reversed(strides)):  # (= shape: every mode is flat)
+            if s != extent:  # (a size-one axis too: the view keeps to_array's strides exactly)
+                break
+            extent *= e
+        else:
+            return buf if whole and len(shape) == 1 else buf.view(shape)
     if step != 1:
         strides = tuple(s * step for s in strides)
     return buf.as_strided(shape, strides, buf.storage_offset() + t._offset * step)
@@ -153,7 +181,7 @@ def _function_class():
             ctx.save_for_backward(*natives)
             for result, output in zip(results, call.outputs):
                 # An output that left Float32 stays in torch's graph: a cotangent reaching it raises in backward.
-                if not output.is_differentiable() and lost_precision(output) is None:
+                if output._dtype is not _FLOAT32 and lost_precision(output) is None:
                     ctx.mark_non_differentiable(result)
             return results
 
@@ -161,32 +189,39 @@ def _function_class():
         def backward(ctx, *grad_outputs):
             natives = ctx.saved_tensors
             call = ctx.call
-            name = call.name
-            outputs, inputs = call.outputs, call.inputs
-            needs = ctx.needs_input_grad
-            wanted = [i for i in range(len(natives)) if needs[i + 1]]
-            refuse_lost_precision(outputs, [k for k, g in enumerate(grad_outputs)
-                                            if g is not None and not outputs[k].is_differentiable()],
-                                  f"torch_function({name})")
+            outputs = call.outputs
+            # The Float32 rule first, before any work: a cotangent reaching an output that left Float32.
+            for k, g in enumerate(grad_outputs):
+                if g is not None and outputs[k]._dtype is not _FLOAT32:
+                    refuse_lost_precision(outputs, (k,), f"torch_function({call.name})")
             cotangents = []
             for k, g in enumerate(grad_outputs):
-                if g is not None and not outputs[k].is_differentiable():
-                    g = None  # a value computed from no Float32 Tensor: a true zero
                 if g is not None:
-                    if g.requires_grad:  # create_graph=True: StrideWeave takes the values only
-                        g = g.detach()
-                    g = cotangent_from_native(outputs[k], g, f"torch_function({name}): output {k}")
+                    output = outputs[k]
+                    if output._dtype is not _FLOAT32:
+                        g = None  # a value computed from no Float32 Tensor: a true zero
+                    else:
+                        if g.requires_grad:  # create_graph=True: StrideWeave takes the values only
+                            g = g.detach()
+                        g = cotangent_from_native(output, g, f"torch_function({call.name}): output {k}")
                 cotangents.append(g)
+            needs = ctx.needs_input_grad
+            inputs = call.inputs
+            wanted = []
+            for i in range(len(natives)):
+                if needs[i + 1]:
+                    wanted.append(i)
             grads = vjp(outputs, [inputs[i] for i in wanted], cotangents)
             result: list = [None] * len(natives)
+            present = []
             for i, g in zip(wanted, grads):
                 if g is not None:
-                    view = native_view(g)
+                    view = native_view(g, whole=True)
                     shape = natives[i].shape
                     result[i] = view if view.shape == shape else view.reshape(shape)
-            if torch.is_grad_enabled() and any(r is not None for r in result):
-                present = [i for i, r in enumerate(result) if r is not None]
-                passed = FirstOrderOnly.apply(name, len(present), *[result[i] for i in present],
+                    present.append(i)
+            if present and torch.is_grad_enabled():
+                passed = FirstOrderOnly.apply(call.name, len(present), *[result[i] for i in present],
                                               *[natives[i] for i in present])
                 for i, r in zip(present, passed):
                     result[i] = r
@@ -215,20 +250,20 @@ def torch_function(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any):
-        torch = _torch()
+        torch = _TORCH or _torch()
         tensor_type = torch.Tensor
-        keys, natives = array_arguments(args, kwargs, lambda a: isinstance(a, tensor_type))
-        differentiated = False
-        for key, a in zip(keys, natives):
+        keys, natives = array_arguments(args, kwargs, tensor_type)
+        lent = []  # the indices of the tensors that require grad: differentiated, and refused writes
+        for i, a in enumerate(natives):
             if a.requires_grad:
                 if a.dtype != torch.float32:
-                    raise ValueError(f"torch_function({name}): {argument_name(key)} requires grad but has dtype "
-                                     f"{a.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
+                    raise ValueError(f"torch_function({name}): {argument_name(keys[i])} requires grad but has "
+                                     f"dtype {a.dtype}; StrideWeave differentiates torch.float32 only (cast it, or "
                                      "detach it)")
-                differentiated = True
-        request = _Call(fn, name, args, kwargs, keys)
-        if differentiated and torch.is_grad_enabled():
-            results = _function_class().apply(request, *natives)
+                lent.append(i)
+        request = _Call(fn, name, args, kwargs, keys, lent)
+        if lent and torch.is_grad_enabled():
+            results = (_FunctionClass or _function_class()).apply(request, *natives)
         else:
             results = request.run(natives, record=False)
         return results[0] if request.single else tuple(results)
