@@ -65,3 +65,23 @@ def test_asarray_of_memory_lent_by_another_object_stays_watched():
     host[0] = 9.0
     with pytest.raises(RuntimeError, match="in-place modification"):
         loss.backward()
+
+
+@pytest.mark.parametrize("gather", [lambda x, i: xp.take(x, i, axis=0), lambda x, i: xp.take_along_axis(x, i, axis=0)],
+                         ids=["take", "take_along_axis"])
+def test_an_index_array_read_for_its_range_check_stays_unwatched(gather, monkeypatch):
+    from strideweave.carriers import NumpyCarrier
+
+    x, index = xp.arange(6.0), xp.asarray([4, 1, 1])
+    if type(index.carrier) is not NumpyCarrier:
+        pytest.skip("the default carrier is not NumPy's")
+    gather(x, index)  # reads the indices on the host, hands nothing out
+    digests = []
+    digest = NumpyCarrier._digest
+    monkeypatch.setattr(NumpyCarrier, "_digest", lambda carrier: digests.append(carrier) or digest(carrier))
+    loss = xp.sum(gather(x, index) * 2.0)
+    loss.backward()
+    assert digests == []
+    np.testing.assert_array_equal(np.asarray(x.grad), [0.0, 4.0, 0.0, 0.0, 2.0, 0.0])
+    with pytest.raises(IndexError, match="out of range"):
+        gather(x, xp.asarray([6]))

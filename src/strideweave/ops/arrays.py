@@ -25,7 +25,7 @@ from ..layout import Layout
 from ..layout.order import row_major
 from ..operation import outside_operation
 from ..tensors.broadcasting import sum_to as _sum_to
-from ..tensors.tensor import Tensor
+from ..tensors.tensor import Tensor, to_numpy
 from ..tensors.values import kind_of, operation_kind
 from ._args import axes as _axes
 from ._args import axis as _axis
@@ -289,6 +289,15 @@ def _follow(data: Tensor, x: Tensor) -> Tensor:
     return wrap_natural(transfer(natural(data, here), there), there)
 
 
+def _host_indices(indices: Tensor) -> np.ndarray | None:
+    """The index values on the host for the range check, or None for traced ones (JAX gives NaN for an
+    out-of-range index there). Read from storage, not through ``to_array``: the buffer is not handed
+    out, so it stays unwatched and later operations that save it digest nothing."""
+    if holds_tracers(indices._carriers):
+        return None
+    return to_numpy(indices.rev_array())
+
+
 def take(x, indices, /, *, axis=None, options=None) -> Tensor:
     """Elements of ``x`` at ``indices`` (1-D) along ``axis``; repeated indices accumulate their gradients."""
     x = _tensor(x, "take")
@@ -302,8 +311,7 @@ def take(x, indices, /, *, axis=None, options=None) -> Tensor:
     if len(indices._layout.mode_sizes) != 1:
         raise ValueError(f"take: indices must be 1-D, got shape {tuple(indices._layout.mode_sizes)}")
     extent = x._layout.mode_sizes[axis]
-    # Traced indices cannot be read: an out-of-range one gives what jnp.take gives (NaN).
-    values = None if holds_tracers(indices._carriers) else indices.numpy()
+    values = _host_indices(indices)
     if values is not None and values.size and (values.max() >= extent or values.min() < -extent):
         raise IndexError(f"take: indices {values.tolist()} out of range for axis {axis} of extent {extent}")
     return _run(_Take, (x, indices), options, axis=axis)
@@ -333,7 +341,7 @@ def take_along_axis(x, indices, /, *, axis=-1, options=None) -> Tensor:
         raise ValueError(f"take_along_axis: indices of shape {tuple(indices._layout.mode_sizes)} need as many axes "
                          f"as x of shape {tuple(x._layout.mode_sizes)}")
     extent = x._layout.mode_sizes[axis]
-    values = None if holds_tracers(indices._carriers) else indices.numpy()
+    values = _host_indices(indices)
     if values is not None and values.size and (values.max() >= extent or values.min() < -extent):
         raise IndexError(f"take_along_axis: indices out of range for axis {axis} of extent {extent} "
                          f"(min {values.min()}, max {values.max()})")
