@@ -60,10 +60,12 @@ def _binary(name: str, reflected: bool = False):
     what = f"{_SYMBOLS.get(name, _COMPARISON_SYMBOLS.get(name, name))!r}"
 
     # Tensors and floats, the operators' hot path, go straight to the op (a float beside a
-    # Float32 Tensor to its flat form: ``with_scalar``, None where the Tensor is not dense);
-    # a native array becomes a constant on the Tensor's carrier or is refused (``_native_operands``).
-    # The reflected form (``2 - t``) puts the Tensor second: a swap, off the hot path (``t * 2.0``).
+    # Float32 Tensor to its flat form, ``with_scalar``, and two Float32 Tensors dense in one layout to
+    # theirs, ``with_tensor``; each None where an operand is not dense); a native array becomes a
+    # constant on the Tensor's carrier or is refused (``_native_operands``). The reflected form
+    # (``2 - t``) puts the Tensor second: a swap, off the hot path (``t * 2.0``).
     with_scalar = getattr(fn, "with_scalar", None)
+    with_tensor = getattr(fn, "with_tensor", None)
     run = (lambda self, other: fn(other, self)) if reflected else fn
     position = 0 if reflected else 1
 
@@ -75,6 +77,10 @@ def _binary(name: str, reflected: bool = False):
                     return result
             return run(self, other)
         if isinstance(other, Tensor):
+            if with_tensor is not None and self._dtype is _FLOAT32 and other._dtype is _FLOAT32:
+                result = with_tensor(other, self) if reflected else with_tensor(self, other)
+                if result is not None:
+                    return result
             return run(self, other)
         return run(self, _native_operands.constant(self, other, what))
     method.__name__ = name

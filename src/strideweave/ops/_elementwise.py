@@ -256,6 +256,9 @@ class _Binary(Primitive):
         @classmethod
         def with_scalar(cls, tensor: Tensor, scalar: float, position: int) -> Tensor | None: ...
 
+        @classmethod
+        def with_tensor(cls, a: Tensor, b: Tensor) -> Tensor | None: ...
+
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
         kind = operation_kind((a, b), options)
@@ -448,16 +451,23 @@ class _Binary(Primitive):
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
 
 
-_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
-    "with_scalar", "cls, tensor, scalar, position", """\
-values = tensor._raw  # ``flat_operand``'s first case inlined: a chain of elementwise results
-if values is not None:
-    kind = tensor._kind
+def _flat_operand_source(tensor: str, values: str, kind: str) -> str:
+    """Source binding ``values`` and ``kind`` to ``tensor``'s flat buffer and carrier kind, returning None
+    where it is not dense on its carrier (``flat_operand``, whose first case, a lazy result, is inlined)."""
+    return f"""\
+{values} = {tensor}._raw
+if {values} is not None:
+    {kind} = {tensor}._kind
 else:
-    flat = flat_operand(tensor)
+    flat = flat_operand({tensor})
     if flat is None:
         return None
-    values, kind = flat
+    {values}, {kind} = flat
+"""
+
+
+_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
+    "with_scalar", "cls, tensor, scalar, position", _flat_operand_source("tensor", "values", "kind") + """\
 out = cls.compute(kind.namespace, values, scalar) if position else cls.compute(kind.namespace, scalar, values)
 saved = scalar if position else _Left(scalar)
 if cls.keeps_result:
@@ -470,7 +480,27 @@ layout = tensor._layout
     None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
     The result is made and recorded by the flat recording step inline (``flat_recorder``): this
     runs once per operator such as ``x * 2.0``.
-    """, one_input="tensor")
+    """, names=("tensor",))
+
+_Binary.with_tensor = flat_recorder(  # type: ignore[method-assign]
+    "with_tensor", "cls, a, b", """\
+layout = a._layout
+other = b._layout  # one layout (its modes compared first: a broadcast operand leaves at once)
+if other is not layout and (other._shape_modes != layout._shape_modes or other != layout):
+    return None
+""" + _flat_operand_source("a", "values", "kind") + _flat_operand_source("b", "other", "other_kind") + """\
+if other_kind is not kind and other_kind != kind:
+    return None
+out = cls.compute(kind.namespace, values, other)
+saved = (None, out) if cls.keeps_result else None
+inputs = (a, b)
+""", {"flat_operand": flat_operand},
+    """Hot path for two Float32 Tensors dense in one layout on one carrier kind (``a * b``).
+
+    None otherwise; the caller then takes the general path, which computes the same node
+    (flat buffers, ``flat`` set) through ``Operation.__call__``. Made by ``flat_recorder`` as
+    ``with_scalar`` is.
+    """, names=("a", "b"))
 
 
 def _common_dtype(a: Any, b: Any):
@@ -661,6 +691,10 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
                 result = op_class.with_scalar(b, a, 0)
                 if result is not None:
                     return result
+            elif isinstance(a, Tensor) and isinstance(b, Tensor) and a._dtype is _FLOAT32 and b._dtype is _FLOAT32:
+                result = op_class.with_tensor(a, b)
+                if result is not None:
+                    return result
         if complex_defined and (_complex(a) or _complex(b)):
             return complex_forward(namespace_name, a, b)
         if dtypes is not None:
@@ -674,6 +708,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     # The operators' hot path (``x * 2.0``) calls this straight from the Tensor dunder, skipping ``binary``.
     # (a function attribute, read by ``_methods``' operators)
     binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]
+    binary.with_tensor = op_class.with_tensor if float_operands else None  # type: ignore[attr-defined]
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary

@@ -16,7 +16,6 @@ from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
 from ..operation import (
-    _UNWRITTEN,
     NODE_FIELDS,
     RECORDED_FIELDS,
     Operation,
@@ -158,7 +157,7 @@ node_methods(Primitive, FIELDS)
 
 
 def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str,
-                  one_input: str | None = None) -> Any:
+                  names: tuple[str, ...] | None = None) -> Any:
     """A classmethod of a flat node class: ``head`` (source) and then the flat recording step.
 
     ``head`` leaves the names the step reads: ``inputs`` (Tensors, every one Float32 and dense
@@ -168,8 +167,8 @@ def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, An
     Float32 result in grad mode), and makes its node of class ``cls`` (``FIELDS``) and records it
     (``recording_step``, as ``Operation.__call__`` does without its generic checks). Written out
     once per recorder rather than called, as a call would cost as much as the step on the
-    elementwise hot path; ``namespace``: the globals ``head`` needs; ``one_input``: the name
-    ``head`` gives the one input, where there is exactly one.
+    elementwise hot path; ``namespace``: the globals ``head`` needs; ``names``: the names
+    ``head`` gives the inputs, where it knows how many there are.
     """
     lazy = {"_carrier_tuple": "None", "_raw": "out", "_kind": "kind", "_layout": "layout"}
     step = f"""\
@@ -185,12 +184,12 @@ else:
         return result
 node = object.__new__(cls)
 {node_fields("node", FIELDS, RECORDED_FIELDS, kind="kind", saved="saved", flat="True")}\
-{recording_step("True", lazy_result=True, one_input=one_input)}\
+{recording_step("True", lazy_result=True, names=names)}\
 return result
 """
-    names = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
-             "_UNWRITTEN": _UNWRITTEN, "versions_of": versions_of, "result_state": result_state, **namespace}
-    return classmethod(function(name, f"def {name}({parameters}):\n{indent(head + step)}", names, name, doc))
+    scope = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
+             "versions_of": versions_of, "result_state": result_state, **namespace}
+    return classmethod(function(name, f"def {name}({parameters}):\n{indent(head + step)}", scope, name, doc))
 
 
 Primitive.record_flat = flat_recorder(  # type: ignore[method-assign]
