@@ -49,7 +49,7 @@ from ._args import no_tensor_operand, not_a_tensor
 from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
-from ._primitive import Primitive, flat_recorder
+from ._primitive import Primitive, flat_operand_source, flat_recorder
 from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
 
 __all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "unary_op"]
@@ -451,30 +451,15 @@ class _Binary(Primitive):
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
 
 
-def _flat_operand_source(tensor: str, values: str, kind: str) -> str:
-    """Source binding ``values`` and ``kind`` to ``tensor``'s flat buffer and carrier kind, returning None
-    where it is not dense on its carrier (``flat_operand``, whose first case, a lazy result, is inlined)."""
-    return f"""\
-{values} = {tensor}._raw
-if {values} is not None:
-    {kind} = {tensor}._kind
-else:
-    flat = flat_operand({tensor})
-    if flat is None:
-        return None
-    {values}, {kind} = flat
-"""
-
-
 _Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
-    "with_scalar", "cls, tensor, scalar, position", _flat_operand_source("tensor", "values", "kind") + """\
+    "with_scalar", "cls, tensor, scalar, position", flat_operand_source("tensor", "values", "kind") + """\
 out = cls.compute(kind.namespace, values, scalar) if position else cls.compute(kind.namespace, scalar, values)
 saved = scalar if position else _Left(scalar)
 if cls.keeps_result:
     saved = (saved, out)
 inputs = (tensor,)
 layout = tensor._layout
-""", {"flat_operand": flat_operand, "_Left": _Left},
+""", {"_Left": _Left},
     """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
 
     None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
@@ -488,13 +473,13 @@ layout = a._layout
 other = b._layout  # one layout (its modes compared first: a broadcast operand leaves at once)
 if other is not layout and (other._shape_modes != layout._shape_modes or other != layout):
     return None
-""" + _flat_operand_source("a", "values", "kind") + _flat_operand_source("b", "other", "other_kind") + """\
+""" + flat_operand_source("a", "values", "kind") + flat_operand_source("b", "other", "other_kind") + """\
 if other_kind is not kind and other_kind != kind:
     return None
 out = cls.compute(kind.namespace, values, other)
 saved = (None, out) if cls.keeps_result else None
 inputs = (a, b)
-""", {"flat_operand": flat_operand},
+""", {},
     """Hot path for two Float32 Tensors dense in one layout on one carrier kind (``a * b``).
 
     None otherwise; the caller then takes the general path, which computes the same node

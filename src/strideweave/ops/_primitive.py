@@ -28,7 +28,7 @@ from ..operation import (
     versions_of,
 )
 from ..tensors.tensor import Tensor, flat_values, tensor_fields
-from ..tensors.values import dense_buffer
+from ..tensors.values import dense_buffer, flat_operand
 
 __all__ = ["Primitive"]
 
@@ -156,6 +156,22 @@ class Primitive(Operation):
 node_methods(Primitive, FIELDS)
 
 
+def flat_operand_source(tensor: str, values: str, kind: str) -> str:
+    """Source for a flat recorder's ``head``: ``values`` and ``kind`` bound to ``tensor``'s flat buffer and
+    carrier kind, returning None where it is not dense on its carrier (``flat_operand``, whose first
+    case, a lazy result, is inlined)."""
+    return f"""\
+{values} = {tensor}._raw
+if {values} is not None:
+    {kind} = {tensor}._kind
+else:
+    flat = flat_operand({tensor})
+    if flat is None:
+        return None
+    {values}, {kind} = flat
+"""
+
+
 def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str,
                   names: tuple[str, ...] | None = None) -> Any:
     """A classmethod of a flat node class: ``head`` (source) and then the flat recording step.
@@ -188,7 +204,7 @@ node = object.__new__(cls)
 return result
 """
     scope = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
-             "versions_of": versions_of, "result_state": result_state, **namespace}
+             "versions_of": versions_of, "result_state": result_state, "flat_operand": flat_operand, **namespace}
     return classmethod(function(name, f"def {name}({parameters}):\n{indent(head + step)}", scope, name, doc))
 
 
