@@ -22,6 +22,8 @@ from .tensors.tensor import (
 )
 from .tensors.values import placed_kind
 
+_UNWRITTEN = (0,)  # the versions of a node whose one input has no carrier object yet
+
 __all__ = ["ExecutionOptions", "NoGradientPath", "Operation", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 _FLOAT32 = DType.Float32
@@ -249,9 +251,13 @@ else:
     node._result_state = result_state(result)
 """
     first, second = names if names and len(names) == 2 else ((names or ("inputs[0]",))[0], "inputs[1]")
+    made = _input_version(first, 0, reads).split("else:\n", 1)[1]  # the input has a carrier object
     one = f"""\
-{_input_version(first, 0, reads)}\
-versions = (version0,) if key0 is not None else versions_of(inputs, {reads})
+if {first}._raw is not None:
+    versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): one shared tuple, not one per node
+else:
+{made}\
+    versions = (version0,) if key0 is not None else versions_of(inputs, {reads})
 """
     two = f"""\
 {_input_version(first, 0, reads)}\

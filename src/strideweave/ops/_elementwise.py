@@ -667,6 +667,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     complex_defined = namespace_name in COMPLEX_ELEMENTWISE
 
     def binary(a, b, *, options=None) -> Tensor:
+        float32 = False  # two Float32 Tensors: neither complex, and of the rule's category (``float_operands``)
         if options is None and float_operands:
             if b.__class__ is float and isinstance(a, Tensor) and a._dtype is _FLOAT32:
                 result = op_class.with_scalar(a, b, 1)
@@ -680,10 +681,12 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
                 result = op_class.with_tensor(a, b)
                 if result is not None:
                     return result
-        if complex_defined and (_complex(a) or _complex(b)):
-            return complex_forward(namespace_name, a, b)
-        if dtypes is not None:
-            _check_dtype(name, dtypes, a, b)
+                float32 = True
+        if not float32:
+            if complex_defined and (_complex(a) or _complex(b)):
+                return complex_forward(namespace_name, a, b)
+            if dtypes is not None:
+                _check_dtype(name, dtypes, a, b)
         try:
             return op_class()(a, b, options=options)
         except MixedBlocks:  # blocks of a multi-subtensor operand on several carriers

@@ -16,6 +16,7 @@ from ..carriers import CarrierKind
 from ..dtypes import DType
 from ..layout import Layout
 from ..operation import (
+    _UNWRITTEN,
     NODE_FIELDS,
     RECORDED_FIELDS,
     Operation,
@@ -204,7 +205,8 @@ node = object.__new__(cls)
 return result
 """
     scope = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
-             "versions_of": versions_of, "result_state": result_state, "flat_operand": flat_operand, **namespace}
+             "versions_of": versions_of, "result_state": result_state, "flat_operand": flat_operand,
+             "_UNWRITTEN": _UNWRITTEN, **namespace}
     return classmethod(function(name, f"def {name}({parameters}):\n{indent(head + step)}", scope, name, doc))
 
 
