@@ -49,10 +49,10 @@ from ._args import no_tensor_operand, not_a_tensor
 from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
-from ._primitive import Primitive, flat_operand_source, flat_recorder
+from ._primitive import Primitive, flat_function, flat_operand_source, flat_recorder
 from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
 
-__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "unary_op"]
+__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
 _canonical = Layout.canonical
 _FLOAT32 = DType.Float32
@@ -451,21 +451,48 @@ class _Binary(Primitive):
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
 
 
-_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
-    "with_scalar", "cls, tensor, scalar, position", flat_operand_source("tensor", "values", "kind") + """\
+#: ``with_scalar``'s head after its operand test: the product of the flat buffer and the scalar
+_SCALAR_HEAD = """\
 out = cls.compute(kind.namespace, values, scalar) if position else cls.compute(kind.namespace, scalar, values)
 saved = scalar if position else _Left(scalar)
 if cls.keeps_result:
     saved = (saved, out)
 inputs = (tensor,)
 layout = tensor._layout
-""", {"_Left": _Left},
+"""
+
+_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
+    "with_scalar", "cls, tensor, scalar, position", flat_operand_source("tensor", "values", "kind") + _SCALAR_HEAD,
+    {"_Left": _Left},
     """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
 
     None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
     The result is made and recorded by the flat recording step inline (``flat_recorder``): this
     runs once per operator such as ``x * 2.0``.
     """, names=("tensor",))
+
+
+def scalar_operator(op_class: type[_Binary], name: str, reflected: bool, fallback: Callable) -> Callable:
+    """The Tensor operator ``name`` of ``op_class`` (``t * 2.0``; ``reflected``: ``2.0 - t``).
+
+    A float beside a Float32 Tensor dense on its carrier is ``with_scalar``'s work written into the
+    operator itself (the hot path of a chain of elementwise operations: one call, not two);
+    two Float32 Tensors try ``with_tensor``; anything else goes to ``fallback(self, other)``.
+    """
+    refuse = "return fallback(self, other)"
+    head = f"""\
+if other.__class__ is not float or self._dtype is not _FLOAT32:
+    if other.__class__ is Tensor and self._dtype is _FLOAT32 and other._dtype is _FLOAT32:
+        result = cls.with_tensor({"other, self" if reflected else "self, other"})  # (two dense Tensors)
+        if result is not None:
+            return result
+    {refuse}
+tensor, scalar = self, other
+""" + flat_operand_source("tensor", "values", "kind", refuse) + _SCALAR_HEAD
+    return flat_function(name, "self, other", head, {
+        "cls": op_class, "fallback": fallback, "position": 0 if reflected else 1, "_Left": _Left},
+        f"``{name}`` of a Tensor (``{op_class.__name__}``).", names=("tensor",))
+
 
 _Binary.with_tensor = flat_recorder(  # type: ignore[method-assign]
     "with_tensor", "cls, a, b", """\
@@ -697,6 +724,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     # (a function attribute, read by ``_methods``' operators)
     binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]
     binary.with_tensor = op_class.with_tensor if float_operands else None  # type: ignore[attr-defined]
+    binary.op_class = op_class  # type: ignore[attr-defined]
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary
