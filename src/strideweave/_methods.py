@@ -27,6 +27,7 @@ from .autograd.engine import backward, backwards_traversal
 from .dtypes import DType, SimpleDType
 from .layout import Layout, Shape, Stride
 from .layout.order import row_major
+from .ops._elementwise import scalar_operator
 from .tensors import copies
 from .tensors.compute import compute
 from .tensors.creation import from_storage, from_subtensors
@@ -59,26 +60,21 @@ def _binary(name: str, reflected: bool = False):
     fn = getattr(_ops, name)
     what = f"{_SYMBOLS.get(name, _COMPARISON_SYMBOLS.get(name, name))!r}"
 
-    # Tensors and floats, the operators' hot path, go straight to the op (a float beside a
-    # Float32 Tensor to its flat form: ``with_scalar``, None where the Tensor is not dense);
-    # a native array becomes a constant on the Tensor's carrier or is refused (``_native_operands``).
-    # The reflected form (``2 - t``) puts the Tensor second: a swap, off the hot path (``t * 2.0``).
-    with_scalar = getattr(fn, "with_scalar", None)
+    # Tensors and floats go straight to the op; a native array becomes a constant on the Tensor's
+    # carrier or is refused (``_native_operands``). The reflected form (``2 - t``) puts the Tensor
+    # second: a swap. The hot paths (a float beside a Float32 Tensor, two Float32 Tensors dense in one
+    # layout: ``with_scalar``, ``with_tensor``) are written into the operator itself (``scalar_operator``),
+    # which hands everything else to ``method``.
     run = (lambda self, other: fn(other, self)) if reflected else fn
-    position = 0 if reflected else 1
 
     def method(self, other):
-        if other.__class__ is float:
-            if with_scalar is not None and self._dtype is _FLOAT32:
-                result = with_scalar(self, other, position)
-                if result is not None:
-                    return result
-            return run(self, other)
-        if isinstance(other, Tensor):
+        if other.__class__ is float or isinstance(other, Tensor):
             return run(self, other)
         return run(self, _native_operands.constant(self, other, what))
     method.__name__ = name
-    return method
+    if getattr(fn, "with_scalar", None) is None:
+        return method
+    return scalar_operator(fn.op_class, name, reflected, method)
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "remainder": "%",

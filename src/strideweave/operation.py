@@ -22,10 +22,11 @@ from .tensors.tensor import (
 )
 from .tensors.values import placed_kind
 
+_UNWRITTEN = (0,)  # the versions of a node whose one input has no carrier object yet
+
 __all__ = ["ExecutionOptions", "NoGradientPath", "Operation", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 _FLOAT32 = DType.Float32
-_UNWRITTEN = (0,)
 
 # ----- grad mode: whether operations record, per thread ---------------------------------------------
 
@@ -165,12 +166,17 @@ def _caller() -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
 
 
-def _unique_carriers(inputs: tuple[Tensor, ...]) -> list:
-    """Every constituent carrier of ``inputs`` once, in first-seen order."""
+def _unique_carriers(inputs: tuple[Tensor, ...], make: bool = True) -> list:
+    """Every constituent carrier of ``inputs`` once, in first-seen order.
+
+    ``make=False``: a result with no carrier object yet (``Tensor._from_raw``) is not given one; the
+    Tensor itself stands for the carrier it will make, at version 0, in the same place.
+    """
     seen: list = []
     for tensor in inputs:
         # The ``_carriers`` property inlined: this runs at every recording and every backward check.
-        for carrier in tensor._carrier_tuple or tensor._materialize():
+        for carrier in (tensor,) if not make and tensor._raw is not None \
+                else tensor._carrier_tuple or tensor._materialize():
             for known in seen:
                 if carrier is known:
                     break
@@ -191,26 +197,50 @@ def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ..
 
     ``reads``: the node reads its inputs' values (every node but a view's), so
     a fresh buffer among them stops being one (``Carrier._unread``): a later
-    Float32 write into it would change values this node already used.
+    Float32 write into it would change values this node already used. A lazy
+    result is saved at version 0 without making its carrier (nothing can have
+    written to it), as the one-input recorders do.
     """
-    unique = _unique_carriers(inputs)
+    unique = _unique_carriers(inputs, False)
     for carrier in unique:
+        if isinstance(carrier, Tensor):
+            continue
         if carrier._watch is not None:
             carrier._watch.capture(carrier)
         if carrier._unread and reads:
             carrier._unread = False
-    return tuple([c._version for c in unique])
+    return tuple([0 if isinstance(c, Tensor) else c._version for c in unique])
 
 
-def recording_step(reads: str, lazy_result: bool = False, one_input: str | None = None) -> str:
+def _input_version(tensor: str, index: int, reads: str) -> str:
+    """Source setting ``key{index}`` (the one carrier of the input ``tensor``, the Tensor itself while it has
+    none, None where it has several) and ``version{index}`` (that carrier's version after any content check)."""
+    key, version = f"key{index}", f"version{index}"
+    return f"""\
+if {tensor}._raw is not None:
+    {key}, {version} = {tensor}, 0  # no carrier object yet (``Tensor._from_raw``): nothing can have written to it
+else:
+    carriers = {tensor}._carrier_tuple or {tensor}._materialize()
+    {key} = carriers[0] if len(carriers) == 1 else None
+    if {key} is not None:
+        if {key}._watch is not None:
+            {key}._watch.capture({key})
+        if {key}._unread{"" if reads == "True" else f" and {reads}"}:
+            {key}._unread = False
+        {version} = {key}._version
+"""
+
+
+def recording_step(reads: str, lazy_result: bool = False, names: tuple[str, ...] | None = None) -> str:
     """The recording step, as source: ``node`` saves ``inputs``, their carriers' versions and ``result``'s
     layout and storage state, and becomes ``result``'s node (``reads``: an expression, see ``versions_of``;
     ``lazy_result``: the result is known to be made by ``Tensor._from_raw`` in ``layout``;
-    ``one_input``: the name of the one input, where the recorder knows there is exactly one).
+    ``names``: the names of the inputs, where the recorder knows how many there are).
 
     Every recorder runs it: ``record`` (``Operation.__call__``) and the flat recorders generated with
-    it inline (``Primitive.record_flat``, ``_Binary.with_scalar``), where a call would cost as much as
-    the step. One input on one carrier, and a result on one, are decided here without a call.
+    it inline (``Primitive.record_flat``, ``_Binary.with_scalar``, ``_Binary.with_tensor``), where a call
+    would cost as much as the step. One or two inputs each on one carrier, and a result on one, are
+    decided here without a call (``versions_of`` decides the rest, alike).
     """
     result_state_source = "node._result_state = None\n" if lazy_result else """\
 if result._raw is not None:
@@ -220,25 +250,32 @@ elif len(result._carrier_tuple) == 1:
 else:
     node._result_state = result_state(result)
 """
+    first, second = names if names and len(names) == 2 else ((names or ("inputs[0]",))[0], "inputs[1]")
+    made = _input_version(first, 0, reads).split("else:\n", 1)[1]  # the input has a carrier object
     one = f"""\
-first = {one_input or "inputs[0]"}
-if first._raw is not None:
-    versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): nothing can have written to it
+if {first}._raw is not None:
+    versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): one shared tuple, not one per node
 else:
-    carriers = first._carrier_tuple or first._materialize()
-    if len(carriers) == 1:
-        carrier = carriers[0]
-        if carrier._watch is not None:
-            carrier._watch.capture(carrier)
-        if carrier._unread{"" if reads == "True" else f" and {reads}"}:
-            carrier._unread = False
-        versions = (carrier._version,)
-    else:
-        versions = versions_of(inputs, {reads})
+{made}\
+    versions = (version0,) if key0 is not None else versions_of(inputs, {reads})
 """
-    versions_source = one if one_input else f"""\
-if len(inputs) == 1:
+    two = f"""\
+{_input_version(first, 0, reads)}\
+{_input_version(second, 1, reads)}\
+if key0 is None or key1 is None:
+    versions = versions_of(inputs, {reads})
+else:
+    versions = (version0,) if key1 is key0 else (version0, version1)
+"""
+    if names:
+        versions_source = one if len(names) == 1 else two
+    else:
+        versions_source = f"""\
+count = len(inputs)
+if count == 1:
 {indent(one)}\
+elif count == 2:
+{indent(two)}\
 else:
     versions = versions_of(inputs, {reads})
 """
@@ -445,15 +482,15 @@ class Operation:
                 watch.verify(carrier)
             if carrier._version == versions[0]:
                 return  # the common case, decided without building a tuple
-            current = (carrier._version,)
+            current: tuple[int, ...] = (carrier._version,)
         else:
-            carriers = _unique_carriers(inputs)
+            carriers = _unique_carriers(inputs, False)  # a lazy input's carrier is not made to be checked
             epoch = ContentWatch.epoch
             for carrier in carriers:
-                watch = carrier._watch
+                watch = None if isinstance(carrier, Tensor) else carrier._watch
                 if watch is not None and (watch.verified_epoch != epoch or watch.verified_version != carrier._version):
                     watch.verify(carrier)
-            current = tuple([c._version for c in carriers])
+            current = tuple([0 if isinstance(c, Tensor) else c._version for c in carriers])
         if current != self._versions and not (self._routes and self._writes_accepted()):
             raise InPlaceModificationError(
                 f"in-place modification detected: storage saved by {type(self).__name__} for backward was "

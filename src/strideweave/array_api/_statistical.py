@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops
-from ..dtypes import accumulation_dtype, as_dtype
+from ..dtypes import DType, accumulation_dtype, as_dtype
 from ..ops._args import axes as _axes
 from ..ops._args import tensor as _check
 from ..ops._natural import wrap_natural
@@ -25,6 +25,10 @@ def _reduce(op_class, name: str, x: Tensor, axis, keepdims: _bool, dtype=None) -
     reduced = _axes(axis, ndim, name, scalar=True)
     if ndim == 0 or not reduced:
         return _ops.copy(x)
+    if axis is None and not keepdims and x._dtype is DType.Float32:
+        result = op_class.full_flat(x)  # a dense Float32 Tensor: made and recorded in one step
+        if result is not None:
+            return result
     # A full reduction is 0-d in the same one node (the layout-native ``sw.sum`` gives (1):(1)).
     return op_class()(x, reduced=reduced, keepdims=keepdims, zero_d=True)
 

@@ -196,9 +196,16 @@ def detached_gradient(target: Tensor, total: Tensor, owned: bool, batch: int | N
     if batch is not None:
         layout = batched_layout(layout, batch)
     total_carrier = (total._carrier_tuple or total._materialize())[0]
-    if owned and total._offset == 0 and total_carrier.__class__ is kind.cls and total_carrier._xp is kind.namespace \
+    if total._offset == 0 and total_carrier.__class__ is kind.cls and total_carrier._xp is kind.namespace \
             and total_carrier._device == kind.device and (total._layout is layout or total._layout == layout):
-        return total
+        if owned:
+            return total
+        cls = kind.cls
+        if batch is None and total_carrier._size == layout.cosize and layout._is_compact \
+                and not cls.keeps_shape and not cls.natural_products:
+            # The whole buffer in the gradient's own dense layout: one flat copy of it. (Carriers that
+            # keep N-D structure, JAX's shapes and Dask's chunks, take the path below, which keeps it.)
+            return wrap(kind.namespace.asarray(total_carrier._array, copy=True), layout, kind)
     if batch is not None:
         return Tensor._make(carrier.placed(layout, operand(total, kind)), layout, 0)
     return place_values(operand(total, kind), layout, carrier)

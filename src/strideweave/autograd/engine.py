@@ -379,9 +379,18 @@ class Traversal:
 
     def settle_leaves(self) -> None:
         """Settle every reached leaf's total, made a Tensor."""
-        pending = self.pending
+        pending, staged = self.pending, self.staged
+        # ``settle`` and ``tensor_record`` inlined for the common leaf (once per leaf and backward): a raw
+        # total for an injective leaf, staged for ``.grad`` and not requested.
+        common = self.accumulate and not self.requested
         for key, leaf in self.leaves.items():
-            self.settle(leaf, *self.tensor_record(leaf, *pending[key]))
+            value, owned = pending[key]
+            if common and not isinstance(value, _NOT_RAW) and leaf._layout._aliasing == "injective":
+                kind = where(leaf)
+                staged.append((leaf, Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind),
+                                                  leaf._layout, 0), owned))
+            else:
+                self.settle(leaf, *self.tensor_record(leaf, value, owned))
 
     def commit(self) -> None:
         """Write every staged gradient, all or nothing, exactly once per contribution.
@@ -461,7 +470,7 @@ def backward(tensor: Tensor, gradient: Tensor | None = None, retain_graph: bool 
         if tensor._layout._shape_modes not in ((1,), ()):
             raise ValueError(f"backward() without a gradient needs a scalar Tensor with exactly one top-level leaf "
                              f"mode of extent 1, got layout {tensor.layout}; pass the cotangent explicitly")
-        gradient = unit_cotangent(tensor)
+        gradient = _unit_seed(tensor)
     else:
         validate_cotangent(tensor, gradient, "gradient")
         gradient = as_float32(gradient)
@@ -472,6 +481,24 @@ def backward(tensor: Tensor, gradient: Tensor | None = None, retain_graph: bool 
     else:
         traverse(root, gradient, tensor, bool(retain_graph), traversal)
     traversal.commit()
+
+
+def _unit_seed(tensor: Tensor) -> Any:
+    """The one of ``backward()`` without a gradient, for the one-element ``tensor``.
+
+    A flat root takes it as its raw buffer (``Traversal.run``), where nothing but the traversal can
+    see it (the root's total is not kept, and no carrier keeps N-D buffers): no Tensor is made for
+    it. Anywhere else it is a Tensor in the root's layout (``unit_cotangent``).
+    """
+    root = tensor._ctx
+    if root is None or not root.flat or tensor._retains_grad:
+        return unit_cotangent(tensor)
+    kind = where(tensor)
+    cls = kind.cls
+    if cls.keeps_shape:
+        return unit_cotangent(tensor)
+    native = tensor._raw.dtype if tensor._raw is not None else tensor._carrier_tuple[0]._native  # type: ignore[index]
+    return cls._full(kind.namespace, 1, 1.0, native, kind.device)
 
 
 def backwards_traversal(gradient: Tensor, operation: Any, retain_graph: bool = False) -> None:

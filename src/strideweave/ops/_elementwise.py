@@ -49,10 +49,10 @@ from ._args import no_tensor_operand, not_a_tensor
 from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
-from ._primitive import Primitive, flat_recorder
+from ._primitive import Primitive, flat_function, flat_operand_source, flat_recorder
 from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
 
-__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "unary_op"]
+__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
 _canonical = Layout.canonical
 _FLOAT32 = DType.Float32
@@ -256,6 +256,9 @@ class _Binary(Primitive):
         @classmethod
         def with_scalar(cls, tensor: Tensor, scalar: float, position: int) -> Tensor | None: ...
 
+        @classmethod
+        def with_tensor(cls, a: Tensor, b: Tensor) -> Tensor | None: ...
+
     def _operands(self, a: Tensor, b: Tensor, options) -> tuple:
         """Where two Tensor operands meet, the result layout, and both lined up with it."""
         kind = operation_kind((a, b), options)
@@ -448,29 +451,68 @@ class _Binary(Primitive):
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
 
 
-_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
-    "with_scalar", "cls, tensor, scalar, position", """\
-values = tensor._raw  # ``flat_operand``'s first case inlined: a chain of elementwise results
-if values is not None:
-    kind = tensor._kind
-else:
-    flat = flat_operand(tensor)
-    if flat is None:
-        return None
-    values, kind = flat
+#: ``with_scalar``'s head after its operand test: the product of the flat buffer and the scalar
+_SCALAR_HEAD = """\
 out = cls.compute(kind.namespace, values, scalar) if position else cls.compute(kind.namespace, scalar, values)
 saved = scalar if position else _Left(scalar)
 if cls.keeps_result:
     saved = (saved, out)
 inputs = (tensor,)
 layout = tensor._layout
-""", {"flat_operand": flat_operand, "_Left": _Left},
+"""
+
+_Binary.with_scalar = flat_recorder(  # type: ignore[method-assign]
+    "with_scalar", "cls, tensor, scalar, position", flat_operand_source("tensor", "values", "kind") + _SCALAR_HEAD,
+    {"_Left": _Left},
     """Hot path for a dense Float32 Tensor and a float (``position``: the scalar's argument index).
 
     None when ``tensor`` is not dense on its carrier; the caller then takes the general path.
     The result is made and recorded by the flat recording step inline (``flat_recorder``): this
     runs once per operator such as ``x * 2.0``.
-    """, one_input="tensor")
+    """, names=("tensor",))
+
+
+def scalar_operator(op_class: type[_Binary], name: str, reflected: bool, fallback: Callable) -> Callable:
+    """The Tensor operator ``name`` of ``op_class`` (``t * 2.0``; ``reflected``: ``2.0 - t``).
+
+    A float beside a Float32 Tensor dense on its carrier is ``with_scalar``'s work written into the
+    operator itself (the hot path of a chain of elementwise operations: one call, not two);
+    two Float32 Tensors try ``with_tensor``; anything else goes to ``fallback(self, other)``.
+    """
+    refuse = "return fallback(self, other)"
+    head = f"""\
+if other.__class__ is not float or self._dtype is not _FLOAT32:
+    if other.__class__ is Tensor and self._dtype is _FLOAT32 and other._dtype is _FLOAT32:
+        result = cls.with_tensor({"other, self" if reflected else "self, other"})  # (two dense Tensors)
+        if result is not None:
+            return result
+    {refuse}
+tensor, scalar = self, other
+""" + flat_operand_source("tensor", "values", "kind", refuse) + _SCALAR_HEAD
+    return flat_function(name, "self, other", head, {
+        "cls": op_class, "fallback": fallback, "position": 0 if reflected else 1, "_Left": _Left},
+        f"``{name}`` of a Tensor (``{op_class.__name__}``).", names=("tensor",))
+
+
+_Binary.with_tensor = flat_recorder(  # type: ignore[method-assign]
+    "with_tensor", "cls, a, b", """\
+layout = a._layout
+other = b._layout  # one layout (its modes compared first: a broadcast operand leaves at once)
+if other is not layout and (other._shape_modes != layout._shape_modes or other != layout):
+    return None
+""" + flat_operand_source("a", "values", "kind") + flat_operand_source("b", "other", "other_kind") + """\
+if other_kind is not kind and other_kind != kind:
+    return None
+out = cls.compute(kind.namespace, values, other)
+saved = (None, out) if cls.keeps_result else None
+inputs = (a, b)
+""", {},
+    """Hot path for two Float32 Tensors dense in one layout on one carrier kind (``a * b``).
+
+    None otherwise; the caller then takes the general path, which computes the same node
+    (flat buffers, ``flat`` set) through ``Operation.__call__``. Made by ``flat_recorder`` as
+    ``with_scalar`` is.
+    """, names=("a", "b"))
 
 
 def _common_dtype(a: Any, b: Any):
@@ -652,6 +694,7 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     complex_defined = namespace_name in COMPLEX_ELEMENTWISE
 
     def binary(a, b, *, options=None) -> Tensor:
+        float32 = False  # two Float32 Tensors: neither complex, and of the rule's category (``float_operands``)
         if options is None and float_operands:
             if b.__class__ is float and isinstance(a, Tensor) and a._dtype is _FLOAT32:
                 result = op_class.with_scalar(a, b, 1)
@@ -661,10 +704,16 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
                 result = op_class.with_scalar(b, a, 0)
                 if result is not None:
                     return result
-        if complex_defined and (_complex(a) or _complex(b)):
-            return complex_forward(namespace_name, a, b)
-        if dtypes is not None:
-            _check_dtype(name, dtypes, a, b)
+            elif isinstance(a, Tensor) and isinstance(b, Tensor) and a._dtype is _FLOAT32 and b._dtype is _FLOAT32:
+                result = op_class.with_tensor(a, b)
+                if result is not None:
+                    return result
+                float32 = True
+        if not float32:
+            if complex_defined and (_complex(a) or _complex(b)):
+                return complex_forward(namespace_name, a, b)
+            if dtypes is not None:
+                _check_dtype(name, dtypes, a, b)
         try:
             return op_class()(a, b, options=options)
         except MixedBlocks:  # blocks of a multi-subtensor operand on several carriers
@@ -674,6 +723,8 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     # The operators' hot path (``x * 2.0``) calls this straight from the Tensor dunder, skipping ``binary``.
     # (a function attribute, read by ``_methods``' operators)
     binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]
+    binary.with_tensor = op_class.with_tensor if float_operands else None  # type: ignore[attr-defined]
+    binary.op_class = op_class  # type: ignore[attr-defined]
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary

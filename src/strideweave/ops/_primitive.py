@@ -29,7 +29,7 @@ from ..operation import (
     versions_of,
 )
 from ..tensors.tensor import Tensor, flat_values, tensor_fields
-from ..tensors.values import dense_buffer
+from ..tensors.values import dense_buffer, flat_operand
 
 __all__ = ["Primitive"]
 
@@ -157,9 +157,32 @@ class Primitive(Operation):
 node_methods(Primitive, FIELDS)
 
 
+def flat_operand_source(tensor: str, values: str, kind: str, refuse: str = "return None") -> str:
+    """Source for a flat recorder's ``head``: ``values`` and ``kind`` bound to ``tensor``'s flat buffer and
+    carrier kind, running ``refuse`` where it is not dense on its carrier (``flat_operand``, whose first
+    case, a lazy result, is inlined)."""
+    return f"""\
+{values} = {tensor}._raw
+if {values} is not None:
+    {kind} = {tensor}._kind
+else:
+    flat = flat_operand({tensor})
+    if flat is None:
+        {refuse}
+    {values}, {kind} = flat
+"""
+
+
 def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str,
-                  one_input: str | None = None) -> Any:
-    """A classmethod of a flat node class: ``head`` (source) and then the flat recording step.
+                  names: tuple[str, ...] | None = None) -> Any:
+    """A classmethod of a flat node class: ``head`` (source) and then the flat recording step
+    (``flat_function``, whose first parameter is the class, ``cls``)."""
+    return classmethod(flat_function(name, parameters, head, namespace, doc, names))
+
+
+def flat_function(name: str, parameters: str, head: str, namespace: dict[str, Any], doc: str,
+                  names: tuple[str, ...] | None = None) -> Any:
+    """A function running ``head`` (source) and then the flat recording step.
 
     ``head`` leaves the names the step reads: ``inputs`` (Tensors, every one Float32 and dense
     in ``layout`` on ``kind``), ``out`` (the flat result in their storage order), ``values`` (the
@@ -168,8 +191,8 @@ def flat_recorder(name: str, parameters: str, head: str, namespace: dict[str, An
     Float32 result in grad mode), and makes its node of class ``cls`` (``FIELDS``) and records it
     (``recording_step``, as ``Operation.__call__`` does without its generic checks). Written out
     once per recorder rather than called, as a call would cost as much as the step on the
-    elementwise hot path; ``namespace``: the globals ``head`` needs; ``one_input``: the name
-    ``head`` gives the one input, where there is exactly one.
+    elementwise hot path; ``namespace``: the globals ``head`` needs (``cls`` among them unless a
+    parameter); ``names``: the names ``head`` gives the inputs, where it knows how many there are.
     """
     lazy = {"_carrier_tuple": "None", "_raw": "out", "_kind": "kind", "_layout": "layout"}
     step = f"""\
@@ -185,12 +208,13 @@ else:
         return result
 node = object.__new__(cls)
 {node_fields("node", FIELDS, RECORDED_FIELDS, kind="kind", saved="saved", flat="True")}\
-{recording_step("True", lazy_result=True, one_input=one_input)}\
+{recording_step("True", lazy_result=True, names=names)}\
 return result
 """
-    names = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
-             "_UNWRITTEN": _UNWRITTEN, "versions_of": versions_of, "result_state": result_state, **namespace}
-    return classmethod(function(name, f"def {name}({parameters}):\n{indent(head + step)}", names, name, doc))
+    scope = {"Tensor": Tensor, "_FLOAT32": _FLOAT32, "_state": _state, "trace_lost_precision": trace_lost_precision,
+             "versions_of": versions_of, "result_state": result_state, "flat_operand": flat_operand,
+             "_UNWRITTEN": _UNWRITTEN, "__name__": __name__, **namespace}  # (a frame of the package: ``_caller``)
+    return function(name, f"def {name}({parameters}):\n{indent(head + step)}", scope, name, doc)
 
 
 Primitive.record_flat = flat_recorder(  # type: ignore[method-assign]

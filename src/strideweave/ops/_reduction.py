@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._marks import unit_alias
 from ..autograd.cotangents import EVERY, Request, gradient_values, spread
@@ -23,7 +23,7 @@ from ..tensors.tensor import Tensor
 from ..tensors.values import dense_carrier, operand, operation_kind, reshaped, wrap
 from ._args import axes as _axes
 from ._args import tensor as _tensor
-from ._primitive import Primitive
+from ._primitive import Primitive, flat_operand_source, flat_recorder
 from ._storage import flat_capable
 from .manipulation import copy
 
@@ -118,6 +118,10 @@ class Reduction(Primitive):
 
     supports_batched = True
 
+    if TYPE_CHECKING:  # made by ``flat_recorder`` after the class
+        @classmethod
+        def full_flat(cls, x: Tensor) -> Tensor | None: ...
+
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         # A full reduction that reads neither its input nor its result: ``g`` holds one value.
         kind = self.kind
@@ -136,6 +140,27 @@ class Reduction(Primitive):
             g = unit_alias(g, reshaped(g, kept_rev if batch is None else (batch, *kept_rev), self.kind))
         values = operand(self._inputs[0], self.kind) if self.reads_input else None
         return self.cotangents((self.vjp(xp, g, out, values, axes=axes, n=inv_count),), batch, request=request)
+
+
+Reduction.full_flat = flat_recorder(  # type: ignore[method-assign]
+    "full_flat", "cls, x", """\
+if cls.reads_input or cls.reads_result:
+    return None
+""" + flat_operand_source("x", "values", "kind") + """\
+if kind.cls.keeps_shape or kind.cls.natural_products or not x._layout._shape_modes:
+    return None  # buffers kept N-D, and a 0-d input, take the general path
+modes = x._layout._shape_modes
+axes, kept_rev, _ = _reduction_plan(modes, tuple(range(len(modes))), False, True)
+size = x._layout._size
+saved = (axes, kept_rev, None, 1 / size if size else 1.0)
+out = reshaped(cls.compute(kind.namespace, values, (0,)), (1,), kind)
+layout = _canonical(())
+inputs = (x,)
+""", {"_reduction_plan": _reduction_plan, "reshaped": reshaped, "_canonical": Layout.canonical},
+    """The full reduction (a 0-d result) of a Float32 Tensor dense on its carrier, made and recorded as
+    ``forward`` makes it (a flat node over the flat buffer), or None for the general path: a rule that
+    reads its input or result, or a carrier that keeps N-D buffers.
+    """, names=("x",))
 
 
 class _NotGiven:

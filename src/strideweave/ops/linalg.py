@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..autograd.cotangents import EVERY, Request, gradient_values
-from ..dtypes import result_type
+from ..dtypes import DType, result_type
 from ..layout import Layout
 from ..layout.order import row_major, storage_perm, storage_shape
 from ..tensors.broadcasting import broadcast_modes
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
 from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, operation_kind, reshaped, wrap
-from ._primitive import Primitive
+from ._primitive import Primitive, flat_operand_source, flat_recorder
 from ._storage import flat_capable, storage_flat
 
 __all__ = ["matmul", "tensordot"]
+
+_FLOAT32 = DType.Float32
 
 
 def _mode_array(tensor: Tensor, kind) -> Any:
@@ -76,6 +78,10 @@ class Matmul(Primitive):
     __slots__ = ()
     composite = False  # forward computes natively, calling no other operation
     reads_result = False
+
+    if TYPE_CHECKING:  # made by ``flat_recorder`` after the class
+        @classmethod
+        def flat_product(cls, a: Tensor, b: Tensor) -> Tensor | None: ...
 
     def forward(self, a: Any, b: Any, *, options=None) -> Tensor:
         if not isinstance(a, Tensor) or not isinstance(b, Tensor):
@@ -247,8 +253,33 @@ def _broadcast_batch(a: tuple, b: tuple) -> tuple:
     return tuple(x if y == 1 else y for x, y in zip(a, b))
 
 
+Matmul.flat_product = flat_recorder(  # type: ignore[method-assign]
+    "flat_product", "cls, a, b", """\
+a_layout, b_layout = a._layout, b._layout
+if len(a_layout._shape_modes) != 2 or len(b_layout._shape_modes) != 2 \\
+        or a_layout._mode_sizes[1] != b_layout._mode_sizes[0]:
+    return None  # other ranks, and the error for extents that do not fit, are the general path's
+""" + flat_operand_source("a", "values", "kind") + flat_operand_source("b", "other", "other_kind") + """\
+if (other_kind is not kind and other_kind != kind) or kind.cls.keeps_shape or kind.cls.natural_products:
+    return None
+av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
+out = reshaped(bv @ av, (-1,), kind)
+layout = _canonical((a_layout._shape_modes[0], b_layout._shape_modes[1]))
+saved = (av, bv)
+inputs = (a, b)
+""", {"_dense_modes": _dense_modes, "reshaped": reshaped, "_canonical": Layout.canonical},
+    """The product of two Float32 matrices dense on one carrier kind, made and recorded as ``Matmul``'s
+    flat forward makes it (a flat node saving both operands' buffers), or None for the general path.
+    """, names=("a", "b"))
+
+
 def matmul(a: Tensor, b: Tensor, *, options=None) -> Tensor:
     """Matrix product over the last two top-level modes (Array API rules, batch modes broadcast)."""
+    if options is None and a.__class__ is Tensor and b.__class__ is Tensor and a._dtype is _FLOAT32 \
+            and b._dtype is _FLOAT32:
+        result = Matmul.flat_product(a, b)  # two dense matrices: made and recorded in one step
+        if result is not None:
+            return result
     return Matmul()(a, b, options=options)
 
 

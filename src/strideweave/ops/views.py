@@ -17,9 +17,10 @@ import numpy as np
 
 from ..autograd.cotangents import EVERY, BatchUnsupported, Patch, Request, Unplaced
 from ..carriers import carrier_for_array
+from ..dtypes import DType
 from ..layout import Layout, Shape
 from ..layout.order import broadcast_axes
-from ..operation import no_grad
+from ..operation import _state, no_grad, record
 from ..tensors.broadcasting import broadcast_modes, leaves_of
 from ..tensors.creation import tensor
 from ..tensors.tensor import Tensor
@@ -116,6 +117,9 @@ def batched_view_cotangent(source: Tensor, view_layout: Layout, view_offset: int
     return Tensor._make(buffer, batched_source, s_offset - lo)
 
 
+_FLOAT32 = DType.Float32
+
+
 class View(Primitive):
     """A view of the only input; ``saved`` is the view's offset."""
 
@@ -182,6 +186,11 @@ def _make_view(x: Any, layout: Layout, offset: int, name: str) -> Tensor:
         if x._blocks is None:
             raise NotImplementedError(f"{name} of a compound Tensor is not supported")
         x = copy(x)
+    if x._dtype is _FLOAT32 and _state.enabled:
+        # What ``Operation.__call__`` decides for a view of a Float32 Tensor in grad mode, known here:
+        # a new node, a new Float32 result, a differentiable input that left no Float32 path.
+        node = View()
+        return record(node, (x,), node.forward(x, layout=layout, offset=offset), False)
     return View()(x, layout=layout, offset=offset)
 
 

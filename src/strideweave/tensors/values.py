@@ -136,7 +136,9 @@ def flat_operand(tensor: Tensor) -> tuple[Any, CarrierKind] | None:
     # Slots read directly (the ``_carriers`` and layout properties only when not yet set): this
     # test runs for every elementwise call.
     carrier = (tensor._carrier_tuple or tensor._materialize())[0]
-    if tensor._offset or tensor._blocks is not None or not _dense_of_size(tensor._layout, carrier._size):
+    layout = tensor._layout
+    # Compact and covering the carrier exactly; the layout's slots read directly, as below.
+    if tensor._offset or tensor._blocks is not None or not layout._is_compact or layout._size != carrier._size:
         return None
     return carrier._array, carrier._kind or carrier.kind
 
@@ -202,12 +204,6 @@ def from_storage(values: Any, layout: Layout, xp: Any) -> Any:
 
 def _dense(layout: Layout) -> bool:
     return layout.is_compact()  # cached on the layout
-
-
-def _dense_of_size(layout: Layout, size: int) -> bool:
-    """Whether ``layout`` is compact and has ``size`` elements (a carrier's size: it covers it exactly)."""
-    # The slots, not the properties: this test runs several times per node.
-    return layout._is_compact and layout._size == size
 
 
 def dense_carrier(tensor: Tensor, kind: CarrierKind):
