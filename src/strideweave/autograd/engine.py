@@ -428,14 +428,18 @@ class Traversal:
         return value
 
 
+#: ``Traversal.run`` under NumPy's quiet error state: gradients at a domain boundary are inf or NaN,
+#: as in torch, and say so without a NumPy warning from inside a rule (a product with an infinite
+#: cotangent, a 0/0 in var's VJP). ``errstate`` as a decorator is one Python call per traversal;
+#: entered with ``with`` it is three (making, entering and leaving the context).
+_quiet_run = np.errstate(divide="ignore", invalid="ignore", over="ignore")(Traversal.run)
+
+
 def traverse(root: Any, cotangent: Tensor, root_tensor: Tensor | None, retain_graph: bool,
              traversal: Traversal) -> None:
     """Discover, run, then release (unless ``retain_graph``) the graph under ``root``."""
     dependencies, nodes = discover(root)
-    # Gradients at a domain boundary are inf or NaN, as in torch, and say so without a NumPy
-    # warning from inside a rule (a product with an infinite cotangent, a 0/0 in var's VJP).
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        traversal.run(root, cotangent, root_tensor, dependencies)
+    _quiet_run(traversal, root, cotangent, root_tensor, dependencies)
     if not retain_graph:
         for node in nodes:
             node.release()

@@ -58,7 +58,12 @@ class NumpyCarrier(LibraryCarrier):
 
     @staticmethod
     def _copied(source, result):
-        return not np.may_share_memory(source, result)  # bounds only: "may" errs towards shared
+        # A view's base is ``source`` or what ``source`` views (NumPy collapses chains of views); a
+        # copy's is the new array. Anything else is asked of the bounds, where "may" errs towards shared.
+        base = result.base
+        if base is source or (base is not None and base is source.base):
+            return False
+        return not np.may_share_memory(source, result)
 
     def _spread(self, one, size):
         # ``np.broadcast_to`` is Python code building an iterator (about 4 us); a read-only stride-0

@@ -30,7 +30,6 @@ from .._marks import _UNIT_ARRAYS, unit_alias
 from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values, times
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
-from ..layout.order import storage_shape
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
 from ..tensors.tensor import Tensor, flat_values
 from ..tensors.values import (
@@ -50,7 +49,7 @@ from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
 from ._primitive import Primitive, flat_function, flat_operand_source, flat_recorder
-from ._storage import flat_capable, flat_gradient, lines_up, result_layout, storage_cotangent, storage_operand
+from ._storage import flat_gradient, result_layout, storage_cotangent, storage_operand, storage_operands
 
 __all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
@@ -275,8 +274,8 @@ class _Binary(Primitive):
             layout = result_layout(broadcast_modes(a_modes, b_modes), (a, b))
         # Operands whose buffers line up with the result (a broadcast row, say) run backward on raw
         # buffers too, where arrays reshape for free (forward undoes this for mixed dtypes).
-        self.flat = flat_capable((a, b), kind) and lines_up(a, layout) and lines_up(b, layout)
-        return kind, layout, storage_operand(a, layout, kind), storage_operand(b, layout, kind)
+        self.flat, av, bv = storage_operands(a, b, layout, kind)
+        return kind, layout, av, bv
 
     def _tensor_operand(self, tensor: Tensor, options) -> tuple:
         """The one Tensor operand beside a scalar: its flat buffer when dense, else its rev array."""
@@ -298,7 +297,7 @@ class _Binary(Primitive):
         saved = self.saved[0] if self.keeps_result else self.saved
         result = self._result_layout
         if saved is None and inputs[0]._dtype is inputs[1]._dtype and result.is_compact():
-            return Ones(storage_shape(result), dtype)
+            return Ones(result._storage_shape, dtype)
         return None
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
@@ -382,7 +381,7 @@ class _Binary(Primitive):
         """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
         kind = self.kind
         result = self._result_layout
-        g = unit_alias(g, reshaped(g, storage_shape(result), kind))
+        g = unit_alias(g, reshaped(g, result._storage_shape, kind))
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
         grads, made_here = self._in_storage_order(g, out, request)
@@ -411,7 +410,7 @@ class _Binary(Primitive):
         if self.vjp_reads_operands:
             av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
         if out is not None and out.ndim != g.ndim:
-            out = reshaped(out, storage_shape(result), kind)
+            out = reshaped(out, result._storage_shape, kind)
         ga, gb = self._pair(xp, g, av, bv, out, request)
         # Only a sum made for one operand is owned here: with broadcast operands a VJP
         # may hand back a broadcast view of saved values (``times`` with a unit cotangent).

@@ -8,14 +8,14 @@ their backward works on buffers in that order (see ``layout.order``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from .._marks import unit_alias as _unit_alias
 from ..autograd.cotangents import InStorageOrder
 from ..carriers import CarrierKind
 from ..layout import Layout
-from ..layout.order import storage_perm, storage_shape
 from ..tensors.broadcasting import expand, expand_plan, reduce_plan, reshape_array
 from ..tensors.tensor import Tensor
 from ..tensors.values import _dense, _inverse, dense_buffer, dense_carrier, operand, reshaped, to_storage
@@ -34,7 +34,23 @@ def flat_gradient(gradient: Tensor, kind: CarrierKind) -> Any:
     return reshaped(values, (-1,), kind)
 
 
-@lru_cache(maxsize=1024)
+#: ``np.sum`` without its Python wrapper (about 1 us a call): the same ufunc reduction, same result
+_ADD_REDUCE: Any = np.add.reduce
+
+
+def summed(xp: Any, values: Any, axes: tuple, keepdims: bool = False) -> Any:
+    """``xp.sum(values, axis=axes, keepdims=keepdims)``; for an exact ndarray the ufunc reduction
+    that ``np.sum`` calls, without its Python wrapper."""
+    if values.__class__ is np.ndarray:
+        return _ADD_REDUCE(values, axes, None, None, keepdims)
+    return xp.sum(values, axis=axes, keepdims=keepdims)
+
+
+#: ``lined_up_shape``'s answers, keyed by the two layouts' modes: tuples of ints hash in C, where a
+#: Layout key costs two Python ``__hash__`` calls a lookup. Cleared when it grows past 1024.
+_LINED_UP: dict = {}
+
+
 def lined_up_shape(source: Layout, target: Layout) -> tuple[int, ...] | None:
     """The shape that lines dense ``source``'s buffer up with dense ``target``'s storage order, or None.
 
@@ -45,8 +61,20 @@ def lined_up_shape(source: Layout, target: Layout) -> tuple[int, ...] | None:
     and a gradient summed over the stretched axes in ``target``'s storage
     order, kept as 1s, is ``source``'s own storage order.
     """
+    key = (source._shape_modes, source._stride_modes, target._shape_modes, target._stride_modes)
+    try:
+        return _LINED_UP[key]
+    except KeyError:
+        pass
+    if len(_LINED_UP) >= 1024:
+        _LINED_UP.clear()
+    shape = _LINED_UP[key] = _lined_up_shape(source, target)
+    return shape
+
+
+def _lined_up_shape(source: Layout, target: Layout) -> tuple[int, ...] | None:
     lined_up = expand_plan(source._shape_modes, target._shape_modes) or source.rev_leaf_shape
-    perm = storage_perm(target) or tuple(range(len(lined_up)))
+    perm = target._storage_perm or tuple(range(len(lined_up)))
     if len(lined_up) != len(perm):
         return None
     moving_strides = [stride for extent, stride in zip(source.rev_leaf_shape, source.leaf_stride[::-1])
@@ -68,17 +96,37 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     JAX would be a copy each way. Anything else is read as a rev array,
     expanded to the result's modes and permuted.
     """
-    xp = kind.namespace
     carrier = dense_carrier(tensor, kind)
-    if carrier is not None:
-        shape = storage_shape(layout) if tensor._layout is layout else lined_up_shape(tensor._layout, layout)
-        if shape is not None:
-            computed = carrier.dense_values()
-            if tuple(computed.shape) == shape:
-                return computed
-            return _unit_alias(computed, carrier.shaped(shape))
-    values = expand(operand(tensor, kind), tensor._layout._shape_modes, layout._shape_modes, xp)
-    return to_storage(values, layout, xp)
+    return _lined_up(tensor, layout, kind, carrier, None if carrier is None else _buffer_shape(tensor, layout))
+
+
+def storage_operands(a: Tensor, b: Tensor, layout: Layout, kind: CarrierKind) -> tuple[bool, Any, Any]:
+    """``storage_operand`` of both, after whether the node may run backward on raw buffers.
+
+    That is both ``flat_capable`` and each buffer lined up (``lined_up_shape``); each Tensor's
+    carrier and buffer shape are found once for both answers.
+    """
+    carrier_a, carrier_b = dense_carrier(a, kind), dense_carrier(b, kind)
+    shape_a = None if carrier_a is None else _buffer_shape(a, layout)
+    shape_b = None if carrier_b is None else _buffer_shape(b, layout)
+    flat = shape_a is not None and shape_b is not None and not kind.cls.keeps_shape
+    return flat, _lined_up(a, layout, kind, carrier_a, shape_a), _lined_up(b, layout, kind, carrier_b, shape_b)
+
+
+def _buffer_shape(tensor: Tensor, layout: Layout) -> tuple[int, ...] | None:
+    """The shape that lines a dense ``tensor``'s buffer up with dense ``layout``'s storage order, or None."""
+    own = tensor._layout
+    return layout._storage_shape if own is layout or own == layout else lined_up_shape(own, layout)
+
+
+def _lined_up(tensor: Tensor, layout: Layout, kind: CarrierKind, carrier: Any, shape: tuple | None) -> Any:
+    if shape is not None:
+        computed = carrier.dense_values()
+        if tuple(computed.shape) == shape:
+            return computed
+        return _unit_alias(computed, carrier.shaped(shape))
+    values = expand(operand(tensor, kind), tensor._layout._shape_modes, layout._shape_modes, kind.namespace)
+    return to_storage(values, layout, kind.namespace)
 
 
 def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> tuple[Any, bool]:
@@ -93,7 +141,7 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
     """
     if values is None:
         return None, False
-    shape = storage_shape(layout)
+    shape = layout._storage_shape
     if tuple(values.shape) != shape:
         values = xp.broadcast_to(values, shape)
     if target._layout is layout or target._layout == layout:
@@ -101,12 +149,12 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
     owned = False
     source = target._layout._shape_modes
     axes, leaves = reduce_plan(source, layout._shape_modes)
-    perm = storage_perm(layout)
+    perm = layout._storage_perm
     if perm is not None:
         position = _inverse(perm)
         axes = tuple(sorted(position[axis] for axis in axes))
     if axes:
-        values = xp.sum(values, axis=axes, keepdims=True)
+        values = summed(xp, values, axes, True)
         owned = True
     if _dense(target._layout) and lined_up_shape(target._layout, layout) is not None:
         return InStorageOrder(values), owned
@@ -128,12 +176,6 @@ def flat_capable(tensors: Sequence[Tensor], kind: CarrierKind) -> bool:
         if dense_carrier(tensor, kind) is None:
             return False
     return True
-
-
-def lines_up(tensor: Tensor, layout: Layout) -> bool:
-    """Whether a dense ``tensor``'s buffer, reshaped, is its operand to an elementwise result in dense
-    ``layout`` (the same layout, or a broadcast row of it: ``lined_up_shape``)."""
-    return tensor._layout == layout or lined_up_shape(tensor._layout, layout) is not None
 
 
 def storage_flat(values: Any, layout: Layout, kind: CarrierKind) -> Any:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import DType, result_type
 from ..layout import Layout
-from ..layout.order import row_major, storage_perm, storage_shape
+from ..layout.order import row_major
 from ..tensors.broadcasting import broadcast_modes
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
@@ -45,7 +45,7 @@ def _mode_array(tensor: Tensor, kind) -> Any:
 def _c_ordered(layout: Layout, sizes: tuple) -> bool:
     """Whether a dense ``layout``'s storage is its natural-order array in C order (a row-major wrap;
     with one mode of extent > 1 the canonical layout is too)."""
-    perm = storage_perm(layout)
+    perm = layout._storage_perm
     if perm is None:
         return sum(1 for extent in sizes if extent > 1) <= 1
     return perm == tuple(range(len(sizes) - 1, -1, -1))
@@ -101,7 +101,7 @@ class Matmul(Primitive):
             # Dense operands of one dtype: read as their buffers, and backward takes and returns
             # raw storage-order buffers.
             self.flat = a._dtype is b._dtype and flat_capable((a, b), kind)
-            if self.flat and kind[0].natural_products and storage_perm(a._layout) == (1, 0) \
+            if self.flat and kind[0].natural_products and a._layout._storage_perm == (1, 0) \
                     and all(type(m) is int for m in out_modes):
                 # Natural order, a row-major result: over a row-chunked ``a`` it keeps those chunks.
                 self.saved = _ROWS
@@ -213,7 +213,7 @@ def _backward_rows(node: Matmul, g: Any, request: Request) -> tuple[tuple, tuple
 
 def _natural_in_storage(product: Any, layout: Layout, kind) -> Any:
     """A natural-order 2-D ``product`` as 1-D in a dense two-mode ``layout``'s storage order."""
-    perm = storage_perm(layout)
+    perm = layout._storage_perm
     if perm == (1, 0):
         return kind.cls.flatten(product)
     if perm is None:
@@ -225,11 +225,11 @@ def _dense_modes(tensor: Tensor, kind) -> Any:
     """``mode_operand`` of a Tensor dense over its whole buffer: the buffer reshaped (and transposed
     when it is stored against rev order), with no strided gather."""
     layout = tensor._layout
-    perm = storage_perm(layout)
+    perm = layout._storage_perm
     if perm is None:
         return reshaped(flat_values(tensor), layout.mode_sizes[::-1], kind)
     if perm == (1, 0):
-        return reshaped(flat_values(tensor), storage_shape(layout), kind).T
+        return reshaped(flat_values(tensor), layout._storage_shape, kind).T
     return mode_operand(tensor, kind)
 
 
@@ -239,7 +239,7 @@ def _product_in_storage(left: Any, right: Any, layout: Layout, kind) -> Any:
     Storage running against rev order (a transposed operand, a row-major
     wrap) takes the transposed product, which the GEMM writes in that order.
     """
-    perm = storage_perm(layout)
+    perm = layout._storage_perm
     if perm is None:
         return reshaped(left @ right, (-1,), kind)
     if perm == (1, 0):

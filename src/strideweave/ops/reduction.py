@@ -13,6 +13,7 @@ result: every rule family's convention, ``vjp(xp, g, kept, *operands,
 from __future__ import annotations
 
 from ._reduction import ReductionRule, reduction_op
+from ._storage import summed
 
 __all__ = ["max", "mean", "min", "prod", "sum"]
 
@@ -36,7 +37,7 @@ def _prod_vjp(xp, g, out, x, *, axes, n):
 
 
 REDUCTION_RULES = {
-    "sum": ReductionRule(lambda xp, v, axes: xp.sum(v, axis=axes), vjp=lambda xp, g, out, x, *, axes, n: g,
+    "sum": ReductionRule(lambda xp, v, axes: summed(xp, v, axes), vjp=lambda xp, g, out, x, *, axes, n: g,
                          doc="Sum"),
     "mean": ReductionRule(lambda xp, v, axes: xp.mean(v, axis=axes), vjp=lambda xp, g, out, x, *, axes, n: g * n,
                           doc="Arithmetic mean"),
