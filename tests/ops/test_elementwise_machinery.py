@@ -5,6 +5,8 @@ cotangent the base passes ``UNIT_G`` and takes the factor itself, so no
 product is computed and the factor is never marked as a new buffer.
 """
 
+import operator
+
 import numpy as np
 import pytest
 from ops_cases import CARRIERS
@@ -157,3 +159,25 @@ def test_a_broadcast_row_of_the_same_size_differentiates_as_torch(carrier, name)
     np.testing.assert_allclose(np.asarray(y.numpy()), ty.detach().numpy(), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(a.grad.numpy()), ta.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(b.grad.numpy()), tb.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+
+_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+
+
+@pytest.mark.parametrize("symbol", sorted(_OPERATORS))
+@pytest.mark.parametrize("reflected", [False, True])
+def test_an_operator_row_written_inline_matches_its_rule_and_float64(symbol, reflected):
+    # A row written as its operator's symbol: the Tensor operator computes ``values <op> scalar``
+    # in its recording step, not through the rule; both, and the gradient, must agree with float64.
+    name = next(name for name, rule in BINARY_RULES.items() if rule.infix == symbol)
+    op, scalar = _OPERATORS[symbol], 1.75
+    f = (lambda v: op(scalar, v)) if reflected else (lambda v: op(v, scalar))
+    x = sw.tensor(X0)
+    y = f(x)  # the Tensor operator itself
+    assert isinstance(y.autograd_ctx, RULES[name])
+    expected = RULES[name].compute(np, scalar, X0) if reflected else RULES[name].compute(np, X0, scalar)
+    np.testing.assert_array_equal(y.detach().numpy(), expected)
+    y.sum().backward()
+    x64, step = X0.astype(np.float64), 1e-6
+    np.testing.assert_allclose(x.grad.numpy(), (f(x64 + step) - f(x64 - step)) / (2 * step), rtol=1e-5)

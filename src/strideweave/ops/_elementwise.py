@@ -139,6 +139,8 @@ class BinaryRule(_Rule):
     _: KW_ONLY
     vjp_a: Callable | None
     vjp_b: Callable | None
+    #: the operator's symbol where ``forward`` is ``a <infix> b`` (a Tensor operator writes it inline)
+    infix: str | None = None
     family: ClassVar[str] = "binary"
     read_tokens: ClassVar[tuple[str, ...]] = ("own", "out", "g")
 
@@ -213,6 +215,8 @@ class _Binary(Primitive):
     compute: Callable[..., Any]
     vjp_first: Callable[..., Any]
     vjp_second: Callable[..., Any]
+    #: ``BinaryRule.infix``: the operator's symbol where ``compute`` is ``a <infix> b``
+    infix: str | None = None
     composite = False
     keeps_result = False
     #: whether the gradient for a Tensor operand paired with a scalar needs that Tensor's values
@@ -451,8 +455,10 @@ class _Binary(Primitive):
 
 
 #: ``with_scalar``'s head after its operand test: the product of the flat buffer and the scalar
-_SCALAR_HEAD = """\
+_SCALAR_COMPUTE = """\
 out = cls.compute(kind.namespace, values, scalar) if position else cls.compute(kind.namespace, scalar, values)
+"""
+_SCALAR_HEAD = _SCALAR_COMPUTE + """\
 saved = scalar if position else _Left(scalar)
 if cls.keeps_result:
     saved = (saved, out)
@@ -488,6 +494,10 @@ if other.__class__ is not float or self._dtype is not _FLOAT32:
     {refuse}
 tensor, scalar = self, other
 """ + flat_operand_source("tensor", "values", "kind", refuse) + _SCALAR_HEAD
+    infix = op_class.infix
+    if infix is not None:  # the rule's forward is the operator itself: written here, not called
+        head = head.replace(_SCALAR_COMPUTE, f"out = scalar {infix} values\n" if reflected
+                            else f"out = values {infix} scalar\n")
     return flat_function(name, "self, other", head, {
         "cls": op_class, "fallback": fallback, "position": 0 if reflected else 1, "_Left": _Left},
         f"``{name}`` of a Tensor (``{op_class.__name__}``).", names=("tensor",))
@@ -677,7 +687,8 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
     if rule.quiet:
         vjp_a, vjp_b = (None if vjp is None else quiet(vjp) for vjp in (vjp_a, vjp_b))
     reads = rule.reads.split()
-    attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "keeps_result": "out" in reads,
+    attrs = {"__slots__": (), "compute": staticmethod(rule.forward), "infix": rule.infix,
+             "keeps_result": "out" in reads,
              "reads_result": "out" in reads, "scalar_vjp_reads_tensor": "own" in reads,
              "vjp_reads_operands": "g" not in reads,
              "vjp_first": staticmethod(vjp_a or _nothing), "vjp_second": staticmethod(vjp_b or _nothing)}

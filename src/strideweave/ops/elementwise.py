@@ -2,6 +2,8 @@
 
 A unary row is ``name = _unary("name", forward(xp, x), vjp=vjp(xp, g, y, x), ...)``;
 a binary row is ``_binary("name", forward(xp, a, b), vjp_a=..., vjp_b=..., ...)``
+(``forward`` may be an operator's symbol, ``"+"``: the forward is then ``a + b``, and a
+Tensor's operator writes it into its recording step, with no call of its own)
 with one VJP per operand, ``vjp(xp, g, y, a, b)``, each giving that
 operand's gradient in the result's space (the base sums it back over
 broadcast modes; ``y`` is the result). That is every rule family's VJP
@@ -72,10 +74,21 @@ def _unary(name: str, forward, *, standard: bool = True, **fields):
 
 def _binary(name: str, forward, *, standard: bool = True, **fields):
     """Enter one binary rule; returns its public function (``standard`` as for ``_unary``)."""
+    if isinstance(forward, str):
+        fields["infix"], forward = forward, _INFIX[forward]
     rule = BINARY_RULES[name] = BinaryRule(forward, **fields)
     RULES[name], function = binary_op(name, rule)
     _enter(name, function, standard)
     return function
+
+
+#: The forward of a row written as an operator's symbol (``_binary``)
+_INFIX: dict[str, Callable] = {
+    "+": lambda xp, a, b: a + b,
+    "-": lambda xp, a, b: a - b,
+    "*": lambda xp, a, b: a * b,
+    "/": lambda xp, a, b: a / b,
+}
 
 
 # ----- helpers the rows share -------------------------------------------------------------------------
@@ -240,13 +253,13 @@ bitwise_invert = _unary("bitwise_invert", lambda xp, x: xp.bitwise_invert(x), vj
 
 # ----- binary: arithmetic -----------------------------------------------------------------------------
 
-add = _binary("add", lambda xp, a, b: a + b, vjp_a=lambda xp, g, y, a, b: g, vjp_b=lambda xp, g, y, a, b: g,
+add = _binary("add", "+", vjp_a=lambda xp, g, y, a, b: g, vjp_b=lambda xp, g, y, a, b: g,
               reads="g", doc="a + b")
-subtract = _binary("subtract", lambda xp, a, b: a - b, vjp_a=lambda xp, g, y, a, b: g,
+subtract = _binary("subtract", "-", vjp_a=lambda xp, g, y, a, b: g,
                    vjp_b=lambda xp, g, y, a, b: -g, reads="g", doc="a - b")
-multiply = _binary("multiply", lambda xp, a, b: a * b, vjp_a=lambda xp, g, y, a, b: g * b,
+multiply = _binary("multiply", "*", vjp_a=lambda xp, g, y, a, b: g * b,
                    vjp_b=lambda xp, g, y, a, b: g * a, linear_in_g=True, doc="a * b")
-divide = _binary("divide", lambda xp, a, b: a / b, vjp_a=lambda xp, g, y, a, b: g / b,
+divide = _binary("divide", "/", vjp_a=lambda xp, g, y, a, b: g / b,
                  vjp_b=lambda xp, g, y, a, b: -g * a / (b * b), reads="own", quiet=True,
                  doc="a / b (floating-point operands)")
 power = _binary("power", lambda xp, a, b: a ** b, vjp_a=_pow_vjp_a, vjp_b=_pow_vjp_b, reads="own", quiet=True,
