@@ -116,7 +116,9 @@ def storage_operands(a: Tensor, b: Tensor, layout: Layout, kind: CarrierKind) ->
 def _buffer_shape(tensor: Tensor, layout: Layout) -> tuple[int, ...] | None:
     """The shape that lines a dense ``tensor``'s buffer up with dense ``layout``'s storage order, or None."""
     own = tensor._layout
-    return layout._storage_shape if own is layout or own == layout else lined_up_shape(own, layout)
+    # (The modes compared first: a broadcast operand's differ, and tuples compare without a Python call.)
+    same = own is layout or (own._shape_modes == layout._shape_modes and own == layout)
+    return layout._storage_shape if same else lined_up_shape(own, layout)
 
 
 def _lined_up(tensor: Tensor, layout: Layout, kind: CarrierKind, carrier: Any, shape: tuple | None) -> Any:
@@ -144,7 +146,8 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
     shape = layout._storage_shape
     if tuple(values.shape) != shape:
         values = xp.broadcast_to(values, shape)
-    if target._layout is layout or target._layout == layout:
+    own = target._layout
+    if own is layout or (own._shape_modes == layout._shape_modes and own == layout):
         return (values if values.ndim == 1 else InStorageOrder(values)), False
     owned = False
     source = target._layout._shape_modes
