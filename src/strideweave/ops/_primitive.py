@@ -157,6 +157,15 @@ class Primitive(Operation):
 node_methods(Primitive, FIELDS)
 
 
+#: Source for a flat recorder's ``head``: return None where ``{tensor}``'s carrier keeps N-D buffers
+#: (JAX), asked before its operand is read, since a flat view of such a buffer is a reshape of all of it.
+KEEPS_SHAPE_SOURCE = """\
+if ({tensor}._kind.cls if {tensor}._raw is not None
+        else ({tensor}._carrier_tuple or {tensor}._materialize())[0].__class__).keeps_shape:
+    return None
+"""
+
+
 def flat_operand_source(tensor: str, values: str, kind: str, refuse: str = "return None") -> str:
     """Source for a flat recorder's ``head``: ``values`` and ``kind`` bound to ``tensor``'s flat buffer and
     carrier kind, running ``refuse`` where it is not dense on its carrier (``flat_operand``, whose first

@@ -23,7 +23,7 @@ from ..tensors.tensor import Tensor
 from ..tensors.values import dense_carrier, operand, operation_kind, reshaped, wrap
 from ._args import axes as _axes
 from ._args import tensor as _tensor
-from ._primitive import Primitive, flat_operand_source, flat_recorder
+from ._primitive import KEEPS_SHAPE_SOURCE, Primitive, flat_operand_source, flat_recorder
 from ._storage import flat_capable
 from .manipulation import copy
 
@@ -146,6 +146,7 @@ Reduction.full_flat = flat_recorder(  # type: ignore[method-assign]
     "full_flat", "cls, x", """\
 if cls.reads_input or cls.reads_result:
     return None
+""" + KEEPS_SHAPE_SOURCE.format(tensor="x") + """\
 """ + flat_operand_source("x", "values", "kind") + """\
 if kind.cls.keeps_shape or kind.cls.natural_products or not x._layout._shape_modes:
     return None  # buffers kept N-D, and a 0-d input, take the general path

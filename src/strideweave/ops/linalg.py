@@ -20,7 +20,7 @@ from ..tensors.broadcasting import broadcast_modes
 from ..tensors.broadcasting import sum_to as _sum_to
 from ..tensors.tensor import Tensor, _modes_view, flat_values
 from ..tensors.values import cast_values, dense_carrier, mode_operand, operand, operation_kind, reshaped, wrap
-from ._primitive import Primitive, flat_operand_source, flat_recorder
+from ._primitive import KEEPS_SHAPE_SOURCE, Primitive, flat_operand_source, flat_recorder
 from ._storage import flat_capable, storage_flat
 
 __all__ = ["matmul", "tensordot"]
@@ -259,7 +259,8 @@ a_layout, b_layout = a._layout, b._layout
 if len(a_layout._shape_modes) != 2 or len(b_layout._shape_modes) != 2 \\
         or a_layout._mode_sizes[1] != b_layout._mode_sizes[0]:
     return None  # other ranks, and the error for extents that do not fit, are the general path's
-""" + flat_operand_source("a", "values", "kind") + flat_operand_source("b", "other", "other_kind") + """\
+""" + KEEPS_SHAPE_SOURCE.format(tensor="a") + flat_operand_source("a", "values", "kind") \
+    + flat_operand_source("b", "other", "other_kind") + """\
 if (other_kind is not kind and other_kind != kind) or kind.cls.keeps_shape or kind.cls.natural_products:
     return None
 av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
