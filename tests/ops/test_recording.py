@@ -247,3 +247,24 @@ def test_a_full_mean_of_a_dense_tensor_takes_the_flat_recorder_and_differentiate
     assert m._raw is not None and m.autograd_ctx.flat and m.shape == ()
     m.backward()
     np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 6))
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, w: (X * w).sum(),                # a full reduction of a 2-D result
+    lambda X, w: X @ sw.transpose(X),          # a product of two dense matrices
+], ids=["full sum", "matmul"])
+def test_flat_recorders_read_no_flat_view_of_an_nd_jax_buffer(make, monkeypatch):
+    # A JAX carrier keeps its buffer N-D; its flat view is a reshape of the whole buffer, which the flat
+    # recorders must not ask for before they know the carrier keeps N-D buffers.
+    jnp = pytest.importorskip("jax.numpy")
+    rng = np.random.default_rng(0)
+    X0, w0 = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal((1, 64)).astype(np.float32)
+    X, w = sw.tensor(jnp.asarray(X0)), sw.tensor(jnp.asarray(w0))
+    expected = make(sw.tensor(X0.astype(np.float64)), sw.tensor(w0.astype(np.float64))).numpy()
+    reshapes = []
+    reshape = jnp.reshape
+    monkeypatch.setattr(jnp, "reshape", lambda a, *args, **kw: reshapes.append(tuple(a.shape))
+                        or reshape(a, *args, **kw))
+    out = make(X, w)
+    assert [shape for shape in reshapes if shape == (64, 64)] == []
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-3)
