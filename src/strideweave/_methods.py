@@ -72,7 +72,7 @@ def _binary(name: str, reflected: bool = False):
             return run(self, other)
         return run(self, _native_operands.constant(self, other, what))
     method.__name__ = name
-    if getattr(fn, "with_scalar", None) is None:
+    if getattr(fn, "op_class", None) is None:
         return method
     return scalar_operator(fn.op_class, name, reflected, method)
 

@@ -730,11 +730,9 @@ def binary_op(name: str, rule: BinaryRule) -> tuple[type, Callable]:
             return run_blockwise(op_class(), (a, b), {})
 
     binary.__name__ = binary.__qualname__ = name
-    # The operators' hot path (``x * 2.0``) calls this straight from the Tensor dunder, skipping ``binary``.
-    # (a function attribute, read by ``_methods``' operators)
-    binary.with_scalar = op_class.with_scalar if float_operands else None  # type: ignore[attr-defined]
-    binary.with_tensor = op_class.with_tensor if float_operands else None  # type: ignore[attr-defined]
-    binary.op_class = op_class  # type: ignore[attr-defined]
+    # The node class of a rule that takes floats, for the Tensor operators, which write its hot paths
+    # into themselves (``scalar_operator``); None for any other rule. (A function attribute.)
+    binary.op_class = op_class if float_operands else None  # type: ignore[attr-defined]
     binary.__doc__ = f"Elementwise {rule.doc}, broadcasting over top-level modes" + \
         ("." if vjp_a is not None or vjp_b is not None else " (not differentiable).")
     return op_class, binary
