@@ -212,23 +212,30 @@ def versions_of(inputs: tuple[Tensor, ...], reads: bool = True) -> tuple[int, ..
     return tuple([0 if isinstance(c, Tensor) else c._version for c in unique])
 
 
-def _input_version(tensor: str, index: int, reads: str) -> str:
-    """Source setting ``key{index}`` (the one carrier of the input ``tensor``, the Tensor itself while it has
-    none, None where it has several) and ``version{index}`` (that carrier's version after any content check)."""
+def _carrier_version(tensor: str, index: int, reads: str) -> str:
+    """Source for an input ``tensor`` that has its carrier objects: ``key{index}`` its one carrier (None where
+    it has several) and ``version{index}`` that carrier's version after any content check."""
     key, version = f"key{index}", f"version{index}"
     return f"""\
-if {tensor}._raw is not None:
-    {key}, {version} = {tensor}, 0  # no carrier object yet (``Tensor._from_raw``): nothing can have written to it
-else:
-    carriers = {tensor}._carrier_tuple or {tensor}._materialize()
-    {key} = carriers[0] if len(carriers) == 1 else None
-    if {key} is not None:
-        if {key}._watch is not None:
-            {key}._watch.capture({key})
-        if {key}._unread{"" if reads == "True" else f" and {reads}"}:
-            {key}._unread = False
-        {version} = {key}._version
+carriers = {tensor}._carrier_tuple or {tensor}._materialize()
+{key} = carriers[0] if len(carriers) == 1 else None
+if {key} is not None:
+    if {key}._watch is not None:
+        {key}._watch.capture({key})
+    if {key}._unread{"" if reads == "True" else f" and {reads}"}:
+        {key}._unread = False
+    {version} = {key}._version
 """
+
+
+def _input_version(tensor: str, index: int, reads: str) -> str:
+    """``_carrier_version``'s source for any input: a lazy result (no carrier object yet) stands for its
+    carrier itself, at version 0."""
+    return f"""\
+if {tensor}._raw is not None:
+    key{index}, version{index} = {tensor}, 0  # no carrier object yet: unwritten
+else:
+{indent(_carrier_version(tensor, index, reads))}"""
 
 
 def recording_step(reads: str, lazy_result: bool = False, names: tuple[str, ...] | None = None) -> str:
@@ -251,12 +258,11 @@ else:
     node._result_state = result_state(result)
 """
     first, second = names if names and len(names) == 2 else ((names or ("inputs[0]",))[0], "inputs[1]")
-    made = _input_version(first, 0, reads).split("else:\n", 1)[1]  # the input has a carrier object
     one = f"""\
 if {first}._raw is not None:
     versions = _UNWRITTEN  # no carrier object yet (``Tensor._from_raw``): one shared tuple, not one per node
 else:
-{made}\
+{indent(_carrier_version(first, 0, reads))}\
     versions = (version0,) if key0 is not None else versions_of(inputs, {reads})
 """
     two = f"""\
