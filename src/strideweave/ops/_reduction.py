@@ -146,10 +146,9 @@ Reduction.full_flat = flat_recorder(  # type: ignore[method-assign]
     "full_flat", "cls, x", """\
 if cls.reads_input or cls.reads_result:
     return None
-""" + KEEPS_SHAPE_SOURCE.format(tensor="x") + """\
-""" + flat_operand_source("x", "values", "kind") + """\
-if kind.cls.keeps_shape or kind.cls.natural_products or not x._layout._shape_modes:
-    return None  # buffers kept N-D, and a 0-d input, take the general path
+""" + KEEPS_SHAPE_SOURCE.format(tensor="x") + flat_operand_source("x", "values", "kind") + """\
+if kind.cls.natural_products or not x._layout._shape_modes:
+    return None  # products left to the library (Dask), and a 0-d input, take the general path
 modes = x._layout._shape_modes
 axes, kept_rev, _ = _reduction_plan(modes, tuple(range(len(modes))), False, True)
 size = x._layout._size

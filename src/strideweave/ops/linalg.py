@@ -261,7 +261,7 @@ if len(a_layout._shape_modes) != 2 or len(b_layout._shape_modes) != 2 \\
     return None  # other ranks, and the error for extents that do not fit, are the general path's
 """ + KEEPS_SHAPE_SOURCE.format(tensor="a") + flat_operand_source("a", "values", "kind") \
     + flat_operand_source("b", "other", "other_kind") + """\
-if (other_kind is not kind and other_kind != kind) or kind.cls.keeps_shape or kind.cls.natural_products:
+if (other_kind is not kind and other_kind != kind) or kind.cls.natural_products:
     return None
 av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
 out = reshaped(bv @ av, (-1,), kind)
