@@ -26,6 +26,7 @@ from ..carriers.base import WRITE_REFUSALS
 from ..dtypes import DType
 from ..errors import Float32RuleError, LeafWriteError
 from ..layout import Layout
+from ..layout.order import row_major
 from ..operation import Operation, is_grad_enabled, set_grad_enabled
 from ..ops import reshape
 from ..tensors.creation import tensor as _wrap
@@ -304,7 +305,7 @@ def cotangent_from_native(target: Tensor, values: Any, where: str) -> Tensor:
         return buffer.copy_(wrapped)
 
 
-#: output Layout -> (wanted layout, its shape and strides, cosize, compact, row-major) for the cotangents
+#: output Layout -> (wanted layout, its shape and strides, cosize, compact, C-ordered) for the cotangents
 #: ``_float32_native_cotangent`` lays out; False for the layouts left to the generic path (nested or empty modes)
 _COTANGENT_PLANS: dict[Layout, Any] = {}
 _COTANGENT_PLANS_LIMIT = 1024
@@ -318,11 +319,8 @@ def _cotangent_plan(target: Tensor):
         plan = False
     else:
         wanted = gradient_layout(target)
-        row_major = [1]
-        for e in layout.mode_sizes[:0:-1]:  # (the modes, all of them ints here)
-            row_major.insert(0, row_major[0] * e)
         plan = (wanted, shape, wanted._stride_modes, wanted.cosize, wanted.is_compact(),
-                wanted._stride_modes == tuple(row_major))
+                wanted._stride_modes == row_major(layout.mode_sizes)._stride_modes)
     if len(_COTANGENT_PLANS) >= _COTANGENT_PLANS_LIMIT:
         _COTANGENT_PLANS.clear()
     _COTANGENT_PLANS[layout] = plan
@@ -343,7 +341,7 @@ def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
     carriers = target._carriers
     if plan is False or len(carriers) != 1:
         return None
-    wanted, shape, strides, cosize, compact, row_major = plan
+    wanted, shape, strides, cosize, compact, c_ordered = plan
     kind = carriers[0].kind
     if isinstance(values, np.ndarray):
         if values.dtype != np.float32 or kind.cls.backend != "numpy":
@@ -364,7 +362,7 @@ def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
             wrapped = wrap_torch(values, torch.Tensor)
             if wrapped._layout == wanted:
                 return wrapped
-        if row_major and not values.is_contiguous():  # (torch's contiguous() returns a contiguous tensor itself)
+        if c_ordered and not values.is_contiguous():  # (torch's contiguous() returns a contiguous tensor itself)
             # one library call for the copy (a sum's cotangent arrives expanded, with stride 0)
             flat = (values.detach() if values.requires_grad else values).contiguous().view(-1)
             return Tensor._from_raw(flat, wanted, kind, DType.Float32)
