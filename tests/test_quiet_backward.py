@@ -79,3 +79,21 @@ def test_backward_through_an_infinite_cotangent_and_a_constant_std_is_quiet(carr
         (xp.linalg.vector_norm(x) * 2.0).backward()        # norm at 0: an infinite-times-zero product
         xp.std(x * 1.0).backward()                           # 0/0 in var's VJP at a constant input
     assert x.grad.shape == (3,)
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_batched_grad_is_as_quiet_as_one_cotangent_at_a_time(carrier):
+    # sqrt's VJP at 0 is an infinite cotangent; the product's VJP multiplies it by 0. The vectorised
+    # batched traversal runs the rules under the same error state as backward() and unbatched grad.
+    torch = pytest.importorskip("torch")
+    values = np.array([1.0, 2.0, 3.0], np.float32)
+    t = sw.tensor(values, carrier=carrier)
+    leaf = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    want = torch.autograd.grad(torch.sqrt(leaf * 0.0), [leaf], torch.ones(3, dtype=torch.float64))[0].numpy()
+    cotangents = sw.Tensor.from_storage(np.ones(6, np.float32), sw.Layout((2, 3), (3, 1)), carrier=carrier)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (single,) = sw.grad(sw.sqrt(t * 0.0), [t], sw.tensor(np.ones(3, np.float32), carrier=carrier))
+        (batched,) = sw.grad(sw.sqrt(t * 0.0), [t], cotangents, batched=True)
+    np.testing.assert_array_equal(single.numpy(), want)
+    np.testing.assert_array_equal(batched.numpy(), np.stack([want, want]))

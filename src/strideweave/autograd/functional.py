@@ -11,6 +11,7 @@ from .buffers import not_a_tensor, unit_cotangent, validate_cotangent
 from .cotangents import BatchUnsupported, gradient_layout
 from .engine import (
     Traversal,
+    _quiet_run,
     as_float32,
     discover,
     first_order_error,
@@ -177,7 +178,8 @@ def _run_batched(output: Tensor, cotangents: Tensor, inputs: tuple[Tensor, ...],
         if not all(getattr(node, "supports_batched", False) for node in nodes):
             return None
         try:
-            traversal.run(output._ctx, cotangents, output, dependencies)
+            # Under the error state of every other traversal: a rule's inf or NaN is a result, not a warning.
+            _quiet_run(traversal, output._ctx, cotangents, output, dependencies)
         except BatchUnsupported:
             return None
         if not retain_graph:
