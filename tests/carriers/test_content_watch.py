@@ -263,3 +263,114 @@ def test_a_scope_in_one_thread_skips_no_digest_in_another():
     finally:
         written.set()
         worker.join()
+
+
+# ----- reads of StrideWeave's own hand no view out, so they watch nothing -------------------------------------
+
+def _fresh(values, dtype=None):
+    """A Tensor on a buffer nothing outside StrideWeave holds (made from a list): unwatched."""
+    import strideweave.array_api as xp
+
+    t = xp.asarray(values, dtype=dtype)
+    assert t.carrier._watch is None
+    return t
+
+
+def _pinv_rtol(xp):
+    rtol = _fresh(0.1)
+    xp.linalg.pinv(_fresh([[1.0, 2.0], [3.0, 4.0]]), rtol=rtol)
+    return [rtol]
+
+
+def _advanced_write(xp):
+    import strideweave as sw
+
+    x, index, value = _fresh([1.0, 2.0, 3.0]), _fresh([0, 2]), _fresh([5.0, 6.0])
+    with sw.no_grad():
+        x[index] = value
+    assert x.tolist() == [5.0, 2.0, 6.0]
+    return [x, index, value]
+
+
+def _one(fn, make):
+    def run(xp):
+        t = make(xp)
+        fn(t)
+        return [t]
+    return run
+
+
+INTERNAL_READS = {
+    "float": _one(float, lambda xp: _fresh([2.5])),
+    "int": _one(int, lambda xp: _fresh([3])),
+    "bool": _one(bool, lambda xp: _fresh([True])),
+    "item": _one(lambda t: t.item(), lambda xp: _fresh([2.5])),
+    "tolist": _one(lambda t: t.tolist(), lambda xp: _fresh([2.5, 1.0])),
+    "repr": _one(repr, lambda xp: _fresh([2.5, 1.0])),
+    "format": _one(lambda t: format(t, ".1f"), lambda xp: _fresh(2.5)),
+    "pinv_rtol": _pinv_rtol,
+    "complex_real": _one(lambda t: t.__array_namespace__().real(t), lambda xp: _fresh([1 + 2j], xp.complex64)),
+    "complex_exp": _one(lambda t: t.__array_namespace__().exp(t), lambda xp: _fresh([1 + 2j], xp.complex64)),
+    "any": _one(lambda t: t.__array_namespace__().any(t), lambda xp: _fresh([True, False])),
+    "fft": _one(lambda t: t.__array_namespace__().fft.fft(t), lambda xp: _fresh([1.0, 2.0, 3.0, 4.0])),
+    "index_tensor": _one(lambda i: _fresh([1.0, 2.0, 3.0])[i], lambda xp: _fresh([0, 2])),
+    "advanced_write": _advanced_write,
+    "np_allclose": _one(lambda t: np.allclose(t, t), lambda xp: _fresh([1.0, 2.0])),
+    "np_gradient_spacing": _one(lambda s: np.gradient(_fresh([1.0, 2.0, 4.0]), s), lambda xp: _fresh([0.0, 1.0, 3.0])),
+    "np_quantile_q": _one(lambda q: np.quantile(_fresh([1.0, 2.0, 4.0]), q), lambda xp: _fresh([0.5])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTERNAL_READS))
+def test_an_internal_read_leaves_the_buffer_unwatched(case, monkeypatch):
+    # A read that hands no view of the buffer out (a Python scalar, a string, a copy, a value used
+    # and dropped) must not make every later saving call digest a buffer the user never held.
+    import strideweave.array_api as xp
+
+    read = INTERNAL_READS[case](xp)
+    assert [t.carrier._watch for t in read] == [None] * len(read)
+    sizes = _counting_digests(monkeypatch)
+    for t in read:
+        if t.dtype == xp.float32:
+            _ = t * t  # a saving call
+    assert sizes == []
+
+
+def test_to_array_and_numpy_still_watch_what_they_hand_out():
+    for export in (lambda t: t.to_array(), lambda t: t.numpy()):
+        t = _fresh([1.0, 2.0])
+        view = export(t)
+        assert t.carrier._watch is not None
+        if np.shares_memory(np.asarray(view), t.carrier._array):
+            loss = (t * t).sum()
+            view[0] = 5.0
+            with pytest.raises(RuntimeError, match="in-place modification"):
+                loss.backward()
+
+
+@pytest.mark.parametrize("name", ["real", "imag", "conj"])
+def test_a_complex_function_result_owns_its_memory(name):
+    import strideweave.array_api as xp
+
+    z = _fresh([1 + 2j, 3 - 4j], xp.complex64)
+    out = getattr(xp, name)(z)
+    out[0] = 100.0  # NumPy's real and imag are views of the operand: this must not reach z
+    assert z.tolist() == [1 + 2j, 3 - 4j]
+    assert out.tolist()[1] == getattr(np, name)(np.complex64(3 - 4j))
+
+
+def test_pinv_backward_uses_the_rtol_it_was_called_with():
+    torch = pytest.importorskip("torch")
+    import strideweave as sw
+    import strideweave.array_api as xp
+
+    host = np.array([[2.0, 0.0], [0.0, 0.5]], np.float32)  # singular values 2 and 0.5
+    a = xp.asarray(host.copy())
+    rtol = _fresh(0.1)  # cutoff 0.2: both singular values are kept
+    loss = xp.sum(xp.linalg.pinv(a, rtol=rtol) * xp.asarray([[1.0, 2.0], [3.0, 4.0]]))
+    with sw.no_grad():
+        rtol[...] = 0.5  # cutoff 1.0 would drop 0.5; the graph was recorded with 0.1
+    loss.backward()
+    leaf = torch.tensor(host, dtype=torch.float64, requires_grad=True)
+    (torch.linalg.pinv(leaf, rtol=0.1) * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), leaf.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -167,7 +167,7 @@ def _tensors_in(seq):
 
 def _host_values(obj, dtype, kind) -> np.ndarray:
     if isinstance(obj, (list, tuple)):
-        obj = [o.numpy() if isinstance(o, Tensor) else o for o in obj] if _has_tensor(obj) else obj
+        obj = [o._read_numpy() if isinstance(o, Tensor) else o for o in obj] if _has_tensor(obj) else obj
     flat = np.asarray(obj)
     if dtype is None:
         if flat.dtype.kind == "b":

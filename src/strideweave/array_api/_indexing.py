@@ -50,7 +50,7 @@ def _host_key(key: Any, shape: tuple) -> Any:
                 refuse_traced("Tensor.__getitem__ / __setitem__", part.carrier.dense_values(),
                               "x[key] reads the positions an index Tensor holds (for traced indices use xp.take "
                               "or xp.take_along_axis)")
-            part = part.numpy()
+            part = part._read_numpy()
         elif isinstance(part, np.ndarray) and part.ndim:  # a NumPy index array (xarray's .sel, .groupby)
             if part.dtype.kind not in "biu":
                 raise IndexError(f"an array index must have an integer or boolean dtype, got NumPy {part.dtype}")
@@ -252,8 +252,8 @@ def _write_item(x: Tensor, parts: tuple, key: Any, value: Any) -> None:
                              f"(it selects shape {tuple(selected)})")
         _view_setitem(x, forward, _flipped_value(value, axes, tuple(selected)), scalar_rank=0)
         return
-    host_value: Any = value.numpy() if isinstance(value, Tensor) else value
-    current = np.array(x.numpy(), copy=True)
+    host_value: Any = value._read_numpy() if isinstance(value, Tensor) else value
+    current = np.array(x._read_numpy(), copy=True)
     try:
         current[parts] = host_value
     except ValueError as exc:

@@ -170,7 +170,7 @@ def _values(fn):
     """A NumPy predicate (``np.allclose``): it reads values and returns no array into the graph."""
     def run(*args, **kwargs):
         def host(v):
-            return v.numpy() if isinstance(v, Tensor) else v
+            return v._read_numpy() if isinstance(v, Tensor) else v
         return fn(*[host(a) for a in args], **{k: host(v) for k, v in kwargs.items()})
     return run
 

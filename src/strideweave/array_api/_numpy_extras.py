@@ -24,7 +24,7 @@ from ..operation import no_grad
 from ..ops._args import tensor as _check
 from ..ops.arrays import std as _std
 from ..ops.arrays import var as _var
-from ..tensors.tensor import Tensor
+from ..tensors.tensor import Tensor, refuse_implicit_export
 from ._namespace import namespace
 from ._statistical import all as _all
 from ._statistical import any as _any
@@ -125,6 +125,9 @@ def _interpolated(sorted_x, q, axis: int, method: str):
     """NumPy's ``linear`` quantiles of values already sorted along ``axis`` (q first in the result)."""
     xp = namespace()
     n = sorted_x.shape[axis]
+    if isinstance(q, Tensor):  # as np.asarray(q) would, without watching q's buffer for a view nobody gets
+        refuse_implicit_export(q, "quantile: q")
+        q = q._read_numpy()
     qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"quantile: q must be in [0, 1], got {q!r}")
@@ -196,7 +199,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         raise ValueError(f"gradient: axis {axis} has {n} entries; at least 2 are needed")
     spacing = varargs[0] if varargs else 1.0
     if isinstance(spacing, Tensor):
-        spacing = spacing.numpy()
+        spacing = spacing._read_numpy()
     coords = np.asarray(spacing, dtype=np.float64)
     dx = np.diff(coords) if coords.ndim else np.full(n - 1, float(coords))
     if dx.shape != (n - 1,):

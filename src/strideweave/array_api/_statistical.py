@@ -96,5 +96,5 @@ def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
 def _logical_reduce(x: Tensor, axis, keepdims, name):
     axes = None if axis is None else _axes(axis, x._layout.rank, name, scalar=True)
     kind = x._carriers[0].kind
-    native = x.to_array()
+    native = x._read_array()
     return wrap_natural(getattr(kind.namespace, name)(native, axis=axes, keepdims=keepdims), kind)

@@ -43,7 +43,7 @@ def _offsets(tensor: Tensor) -> np.ndarray:
     """The storage offset of every element of ``tensor``, in natural (C-order) position."""
     span = tensor._offset + tensor._layout.cosize
     ids = NumpyCarrier.from_array(np.arange(max(span, 1), dtype=np.int64))
-    return np.asarray(Tensor._make(ids, tensor._layout, tensor._offset).numpy())
+    return np.asarray(Tensor._make(ids, tensor._layout, tensor._offset)._read_numpy())
 
 
 def positions_in(base: Tensor, view: Tensor) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..operation import outside_operation
 from ..tensors.tensor import Tensor
-from ._natural import wrap_natural
+from ._natural import own_storage, wrap_natural
 
 __all__ = ["COMPLEX_ELEMENTWISE", "complex_forward", "is_complex_operand"]
 
@@ -40,5 +40,7 @@ def complex_forward(name: str, *args: Any, **kwargs: Any) -> Tensor:
     if not tensors:
         raise TypeError(f"{name} expects a Tensor among its operands, got {args!r}")
     kind = tensors[0]._carriers[0].kind
-    natives = [a.to_array() if isinstance(a, Tensor) else a for a in args]
-    return outside_operation(name, args, wrap_natural(getattr(kind.namespace, name)(*natives, **kwargs), kind))
+    natives = [a._read_array() if isinstance(a, Tensor) else a for a in args]
+    # NumPy's real and imag are views of their operand: the result gets memory of its own.
+    out = own_storage(wrap_natural(getattr(kind.namespace, name)(*natives, **kwargs), kind), tuple(tensors))
+    return outside_operation(name, args, out)

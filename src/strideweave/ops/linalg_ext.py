@@ -562,7 +562,9 @@ def _rtol(rtol, x: Tensor, name: str):
     if rtol is None:
         return None
     if isinstance(rtol, Tensor):
-        return transfer(rtol.to_array(), kind_of(x._carriers[0]))
+        # A copy: pinv's backward reads it again, after writes into rtol that no node of the graph counts.
+        kind = kind_of(x._carriers[0])
+        return kind.namespace.asarray(transfer(rtol._read_array(), kind), copy=True)
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
         raise TypeError(f"{name}: rtol must be a float, an array or None, got {rtol!r}")
     return float(rtol)

@@ -337,24 +337,26 @@ class Tensor:
 
         A compound Tensor gives a dict of such arrays, one per field.
         """
+        if self._blocks is None and not isinstance(self._dtype, CompoundDType):
+            # The result may be a view of the buffer: writes through it must not go unseen.
+            self._carriers[0].watch_external()
+        return self._read_array()
+
+    def _read_array(self) -> Any:
+        """``to_array()`` for a read of StrideWeave's own that hands no view of the buffer out (the value is
+        used and dropped, or copied): the buffer is not watched for writes from outside on its account."""
         if isinstance(self._dtype, CompoundDType):
             return {name: _modes_view(c.gather_rev(self._layout, self._offset), self._layout, c.namespace)
                     for (name, _), c in zip(self._dtype.fields, self._carriers)}
-        carrier = self._carriers[0]
-        if self._blocks is None:
-            # The result may be a view of the buffer: writes through it must not go unseen.
-            carrier.watch_external()
-        return _modes_view(self.rev_array(), self._layout, carrier.namespace)
+        return _modes_view(self.rev_array(), self._layout, self._carriers[0].namespace)
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array with one axis per top-level mode."""
-        if isinstance(self._dtype, CompoundDType):
-            arrays = {k: to_numpy(v) for k, v in self.to_array().items()}
-            out = np.empty(self._layout.mode_sizes, dtype=[(k, v.dtype) for k, v in arrays.items()])
-            for k, v in arrays.items():
-                out[k] = v
-            return out
-        return to_numpy(self.to_array())
+        return _host(self.to_array(), self._layout)
+
+    def _read_numpy(self) -> np.ndarray:
+        """``numpy()`` for a read that hands no view of the buffer out (see ``_read_array``)."""
+        return _host(self._read_array(), self._layout)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         refuse_implicit_export(self, "np.asarray(t) (t.__array__)")
@@ -364,13 +366,13 @@ class Tensor:
         return np.array(out, copy=True) if copy else out
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return self._read_numpy().tolist()
 
     def item(self) -> Any:
         """The single value of a size-1 Tensor as a Python scalar."""
         if self._layout.size != 1:
             raise ValueError(f"item() needs a Tensor with exactly one element, this one has {self._layout.size}")
-        return self.numpy().reshape(-1)[0].item()
+        return self._read_numpy().reshape(-1)[0].item()
 
     def __dlpack_device__(self):
         return self._dlpack_array().__dlpack_device__()
@@ -384,7 +386,7 @@ class Tensor:
         try:
             # Staged by JAX, the values exist only once the traced program runs.
             values = ("<traced by JAX>" if holds_tracers(self._carriers)
-                      else np.array2string(self.numpy(), separator=", ", prefix="Tensor("))
+                      else np.array2string(self._read_numpy(), separator=", ", prefix="Tensor("))
         except Exception as exc:  # a repr must never raise
             values = f"<unreadable: {exc}>"
         carrier = "+".join(sorted({type(c).__name__ for c in self._carriers}))
@@ -621,6 +623,17 @@ def _as_index(value: Any, name: str) -> int:
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
     return int(value)
+
+
+def _host(values: Any, layout: Layout) -> np.ndarray:
+    """``values`` (``to_array``'s result) on the host: a structured array for a compound Tensor's dict."""
+    if not isinstance(values, dict):
+        return to_numpy(values)
+    arrays = {k: to_numpy(v) for k, v in values.items()}
+    out = np.empty(layout.mode_sizes, dtype=[(k, v.dtype) for k, v in arrays.items()])
+    for k, v in arrays.items():
+        out[k] = v
+    return out
 
 
 def _modes_view(rev: Any, layout: Layout, xp: Any) -> Any:
