@@ -374,3 +374,33 @@ def test_pinv_backward_uses_the_rtol_it_was_called_with():
     leaf = torch.tensor(host, dtype=torch.float64, requires_grad=True)
     (torch.linalg.pinv(leaf, rtol=0.1) * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), leaf.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_write_outside_a_later_slice_fails_only_the_graph_that_saved_it():
+    # Why a saving call on a slice digests the whole buffer (the user guide): the write below lies
+    # outside the second slice, yet must be found at the second call, or finding it at the first
+    # graph's backward would make the second graph stale too (one version per buffer).
+    import strideweave.array_api as xp
+
+    host = np.arange(4, dtype=np.float32)
+    x = xp.asarray(host)
+    first = xp.sum(x[0:2] * x[0:2])
+    host[1] = 5.0
+    second = xp.sum(x[2:4] * x[2:4])
+    with pytest.raises(RuntimeError, match="in-place modification"):
+        first.backward()
+    second.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 4.0, 6.0])
+
+
+def test_storage_of_its_own_is_never_digested(monkeypatch):
+    import strideweave as sw
+    import strideweave.array_api as xp
+
+    with sw.no_grad():  # a leaf: recorded, the copy would be a node reading the wrapped array
+        x = xp.asarray(np.arange(8, dtype=np.float32), copy=True)
+    sizes = _counting_digests(monkeypatch)
+    loss = xp.sum(x[0:4] * 2.0) + xp.sum(x[4:8] * 3.0)
+    loss.backward()
+    assert sizes == []
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0] * 4 + [3.0] * 4)
