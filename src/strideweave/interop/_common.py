@@ -225,9 +225,9 @@ def _scalar(wrapped: Tensor) -> Tensor:
     return Tensor._make(wrapped._carriers[0], _SCALAR_LAYOUT, wrapped._offset)
 
 
-#: id(torch tensor) -> (weak reference, data pointer, wrap-plan key, Tensor): the view ``held_wrap`` made of a
-#: tensor at its last call. Torch tensors only: their carrier reads torch's own version counter, so a write
-#: between calls is seen by the old view exactly as by a new one.
+#: id(torch tensor) -> (weak reference, data pointer, dtype, shape, strides, device, Tensor): the view
+#: ``held_wrap`` made of a tensor at its last call. Torch tensors only: their carrier reads torch's own version
+#: counter, so a write between calls is seen by the old view exactly as by a new one.
 _HELD: dict = {}
 _HELD_LIMIT = 4096
 
@@ -248,12 +248,13 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
     one). The caller makes sure one call does not receive the same Tensor
     twice (``wrap_torch`` for repeats).
     """
-    key = (tensor_type, array.dtype, array.shape, array.stride(), array.device)
     entry = _HELD.get(id(array))
     if entry is not None:
-        ref, pointer, held_key, wrapped = entry
-        if (ref() is array and held_key == key and wrapped._ctx is None and wrapped._grad is None
-                and not wrapped._retains_grad):
+        # Compared one by one, cheapest first, rather than as one built key: this runs per argument and call.
+        ref, pointer, dtype, shape, stride, device, wrapped = entry
+        if (ref() is array and wrapped._ctx is None and wrapped._grad is None and not wrapped._retains_grad
+                and array.dtype is dtype and array.shape == shape and array.stride() == stride
+                and array.device == device):
             try:
                 if array.data_ptr() == pointer:
                     return wrapped
@@ -265,8 +266,8 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
     if len(_HELD) >= _HELD_LIMIT:
         _HELD.clear()
     try:
-        _HELD[id(array)] = (weakref.ref(array, functools.partial(_forget, key=id(array))), array.data_ptr(), key,
-                            wrapped)
+        _HELD[id(array)] = (weakref.ref(array, functools.partial(_forget, key=id(array))), array.data_ptr(),
+                            array.dtype, array.shape, array.stride(), array.device, wrapped)
     except (TypeError, RuntimeError):  # not weakly referable, or no storage: wrapped afresh at every call
         pass
     return wrapped
