@@ -118,6 +118,7 @@ def argument_name(key: int | str) -> str:
 class refused_writes:
     """Inside the block, a write into the storage of ``tensors`` raises ``LeafWriteError`` (``message(i)``
     for the i-th), before anything is written: a bridge lends its caller's arrays to ``fn`` read-only.
+    ``indices``, when given, names the only positions of ``tensors`` refused.
 
     A class rather than a ``contextlib`` generator, as ``grad_mode``: the torch bridge enters one per call.
     The block registers itself as the refusal of each carrier (``WRITE_REFUSALS``), called with the carrier.
@@ -125,10 +126,11 @@ class refused_writes:
 
     __slots__ = ("added", "carriers", "message")
 
-    def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str]) -> None:
+    def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str],
+                 indices: Sequence[int] | None = None) -> None:
         carriers = {}
-        for i, t in enumerate(tensors):
-            for c in t._carriers:
+        for i in range(len(tensors)) if indices is None else indices:
+            for c in tensors[i]._carriers:
                 carriers[id(c)] = i
         self.carriers = carriers
         self.message = message

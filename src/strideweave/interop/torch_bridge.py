@@ -79,8 +79,7 @@ class _Call:
                 seen.add(id(wrapped))
         args, kwargs = (inputs, self.kwargs) if self.direct else placed(self.args, self.kwargs, self.keys, inputs)
         lent = self.lent
-        refusal = refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])) \
-            if record and lent else None
+        refusal = refused_writes(inputs, self._write_refused, lent) if record and lent else None
         # Grad mode set and restored by hand rather than by a ``grad_mode`` block: three calls fewer per step.
         previous = is_grad_enabled()
         set_grad_enabled(record)
