@@ -361,12 +361,15 @@ def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
         if (torch is None or not isinstance(values, torch.Tensor) or values.dtype != torch.float32
                 or kind.cls.backend != "torch" or values.device != kind.device):
             return None
-        if values.stride() == strides:
+        given = values.stride()
+        if given == strides:
             wrapped = wrap_torch(values, torch.Tensor)
             if wrapped._layout == wanted:
                 return wrapped
-        if c_ordered and not values.is_contiguous():  # (torch's contiguous() returns a contiguous tensor itself)
-            # one library call for the copy (a sum's cotangent arrives expanded, with stride 0)
+        # (torch's contiguous() returns a contiguous tensor itself)
+        if (c_ordered or (compact and not any(given))) and not values.is_contiguous():
+            # One library call for the copy where C order is the wanted order, or where every stride is 0 (a
+            # sum's cotangent arrives so expanded), whose one value reads the same in any order.
             flat = (values.detach() if values.requires_grad else values).contiguous().view(-1)
             return Tensor._from_raw(flat, wanted, kind, DType.Float32)
         flat = (torch.empty if compact else torch.zeros)(cosize, dtype=torch.float32, device=values.device)
