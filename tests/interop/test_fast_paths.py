@@ -131,17 +131,23 @@ def test_broadcast_targets_get_canonical_cotangents_and_bad_values_are_named(car
         cotangent_from_native(target, _native(carrier, values.T.copy()), "out")
 
 
-def test_torch_cotangents_for_a_row_major_output_are_fresh_copies_of_any_strides():
+def test_torch_cotangents_from_non_contiguous_values_are_fresh_copies():
     # A row-major output's cotangent from a non-contiguous torch tensor (a sum's expanded ones, a
-    # transpose, a size-one axis with an odd stride) is one fresh copy: same values, the output's
-    # layout, and storage the traversal may write into without touching the caller's tensor.
+    # transpose, a size-one axis with an odd stride), and a column-major output's (a product's) from
+    # expanded values (every stride 0, one value; a row repeated down the columns), is one fresh copy:
+    # same values, the output's layout, and storage the traversal may write into without touching the
+    # caller's tensor.
     torch = pytest.importorskip("torch")
     target = sw.zeros((3, 4), carrier="torch", layout=sw.Layout((3, 4), (4, 1)))
     row = sw.zeros((1, 4), carrier="torch", layout=sw.Layout((1, 4), (4, 1)))
+    columns = _column_major_output("torch")
+    assert columns.layout.stride.modes == (1, 3)
     base = torch.arange(12, dtype=torch.float32)
     cases = {"expanded": (target, torch.ones(()).expand(3, 4)),
              "transposed": (target, base.reshape(4, 3).T),
-             "size-one axis": (row, base.as_strided((1, 4), (7, 1)))}
+             "size-one axis": (row, base.as_strided((1, 4), (7, 1))),
+             "column-major, every stride 0": (columns, torch.tensor(2.5).expand(3, 4)),
+             "column-major, a row repeated": (columns, torch.arange(4, dtype=torch.float32).expand(3, 4))}
     for name, (out, native) in cases.items():
         before = native.clone()
         got = cotangent_from_native(out, native, "out")
@@ -150,6 +156,18 @@ def test_torch_cotangents_for_a_row_major_output_are_fresh_copies_of_any_strides
         assert not _shares(got, native), name
         got.carrier.array.fill_(-1.0)
         assert torch.equal(native, before), name
+
+
+def test_a_torch_step_through_a_column_major_output_gets_torchs_gradient():
+    # The output of ``h @ w`` is column-major; the sum's cotangent reaches it expanded (every stride 0).
+    torch = pytest.importorskip("torch")
+    layer = sw.interop.torch_function(lambda h, w: sw.tanh(h @ w))
+    h = torch.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    w = torch.linspace(-0.5, 0.7, 8).reshape(2, 4).requires_grad_()
+    w64 = w.detach().double().requires_grad_()
+    (2.5 * layer(h, w).sum()).backward()
+    (2.5 * torch.tanh(h.double() @ w64).sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), w64.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_a_gradient_of_an_earlier_traversal_still_refuses_an_unreached_input():

@@ -118,6 +118,7 @@ def argument_name(key: int | str) -> str:
 class refused_writes:
     """Inside the block, a write into the storage of ``tensors`` raises ``LeafWriteError`` (``message(i)``
     for the i-th), before anything is written: a bridge lends its caller's arrays to ``fn`` read-only.
+    ``indices``, when given, names the only positions of ``tensors`` refused.
 
     A class rather than a ``contextlib`` generator, as ``grad_mode``: the torch bridge enters one per call.
     The block registers itself as the refusal of each carrier (``WRITE_REFUSALS``), called with the carrier.
@@ -125,10 +126,11 @@ class refused_writes:
 
     __slots__ = ("added", "carriers", "message")
 
-    def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str]) -> None:
+    def __init__(self, tensors: Sequence[Tensor], message: Callable[[int], str],
+                 indices: Sequence[int] | None = None) -> None:
         carriers = {}
-        for i, t in enumerate(tensors):
-            for c in t._carriers:
+        for i in range(len(tensors)) if indices is None else indices:
+            for c in tensors[i]._carriers:
                 carriers[id(c)] = i
         self.carriers = carriers
         self.message = message
@@ -225,9 +227,9 @@ def _scalar(wrapped: Tensor) -> Tensor:
     return Tensor._make(wrapped._carriers[0], _SCALAR_LAYOUT, wrapped._offset)
 
 
-#: id(torch tensor) -> (weak reference, data pointer, wrap-plan key, Tensor): the view ``held_wrap`` made of a
-#: tensor at its last call. Torch tensors only: their carrier reads torch's own version counter, so a write
-#: between calls is seen by the old view exactly as by a new one.
+#: id(torch tensor) -> (weak reference, data pointer, dtype, shape, strides, device, Tensor): the view
+#: ``held_wrap`` made of a tensor at its last call. Torch tensors only: their carrier reads torch's own version
+#: counter, so a write between calls is seen by the old view exactly as by a new one.
 _HELD: dict = {}
 _HELD_LIMIT = 4096
 
@@ -248,12 +250,13 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
     one). The caller makes sure one call does not receive the same Tensor
     twice (``wrap_torch`` for repeats).
     """
-    key = (tensor_type, array.dtype, array.shape, array.stride(), array.device)
     entry = _HELD.get(id(array))
     if entry is not None:
-        ref, pointer, held_key, wrapped = entry
-        if (ref() is array and held_key == key and wrapped._ctx is None and wrapped._grad is None
-                and not wrapped._retains_grad):
+        # Compared one by one, cheapest first, rather than as one built key: this runs per argument and call.
+        ref, pointer, dtype, shape, stride, device, wrapped = entry
+        if (ref() is array and wrapped._ctx is None and wrapped._grad is None and not wrapped._retains_grad
+                and array.dtype is dtype and array.shape == shape and array.stride() == stride
+                and array.device == device):
             try:
                 if array.data_ptr() == pointer:
                     return wrapped
@@ -265,8 +268,8 @@ def held_wrap(array: Any, tensor_type: type) -> Tensor:
     if len(_HELD) >= _HELD_LIMIT:
         _HELD.clear()
     try:
-        _HELD[id(array)] = (weakref.ref(array, functools.partial(_forget, key=id(array))), array.data_ptr(), key,
-                            wrapped)
+        _HELD[id(array)] = (weakref.ref(array, functools.partial(_forget, key=id(array))), array.data_ptr(),
+                            array.dtype, array.shape, array.stride(), array.device, wrapped)
     except (TypeError, RuntimeError):  # not weakly referable, or no storage: wrapped afresh at every call
         pass
     return wrapped
@@ -358,12 +361,15 @@ def _float32_native_cotangent(target: Tensor, values: Any) -> Tensor | None:
         if (torch is None or not isinstance(values, torch.Tensor) or values.dtype != torch.float32
                 or kind.cls.backend != "torch" or values.device != kind.device):
             return None
-        if values.stride() == strides:
+        given = values.stride()
+        if given == strides:
             wrapped = wrap_torch(values, torch.Tensor)
             if wrapped._layout == wanted:
                 return wrapped
-        if c_ordered and not values.is_contiguous():  # (torch's contiguous() returns a contiguous tensor itself)
-            # one library call for the copy (a sum's cotangent arrives expanded, with stride 0)
+        # (torch's contiguous() returns a contiguous tensor itself)
+        if (c_ordered or (compact and not any(given))) and not values.is_contiguous():
+            # One library call for the copy where C order is the wanted order, or where every stride is 0 (a
+            # sum's cotangent arrives so expanded), whose one value reads the same in any order.
             flat = (values.detach() if values.requires_grad else values).contiguous().view(-1)
             return Tensor._from_raw(flat, wanted, kind, DType.Float32)
         flat = (torch.empty if compact else torch.zeros)(cosize, dtype=torch.float32, device=values.device)

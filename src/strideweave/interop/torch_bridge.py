@@ -49,10 +49,12 @@ def _torch() -> Any:
 class _Call:
     """One call of a wrapped function: what to run, and the StrideWeave graph it built."""
 
-    __slots__ = ("args", "fn", "inputs", "keys", "kwargs", "lent", "name", "outputs", "single")
+    __slots__ = ("args", "direct", "fn", "inputs", "keys", "kwargs", "lent", "name", "outputs", "single")
 
     def __init__(self, fn, name, args, kwargs, keys, lent):
         self.fn, self.name, self.args, self.kwargs, self.keys, self.lent = fn, name, args, kwargs, keys, lent
+        # Every argument a tensor, passed positionally (the usual layer call): fn takes the wraps as they are.
+        self.direct = not kwargs and len(keys) == len(args)
         self.inputs: Sequence[Any] = ()
         self.outputs: Sequence[Any] = ()
         self.single = True
@@ -75,10 +77,9 @@ class _Call:
                 if id(wrapped) in seen:
                     inputs[i] = wrap_torch(natives[i], tensor_type)
                 seen.add(id(wrapped))
-        args, kwargs = placed(self.args, self.kwargs, self.keys, inputs)
+        args, kwargs = (inputs, self.kwargs) if self.direct else placed(self.args, self.kwargs, self.keys, inputs)
         lent = self.lent
-        refusal = refused_writes([inputs[i] for i in lent], lambda j: self._write_refused(lent[j])) \
-            if record and lent else None
+        refusal = refused_writes(inputs, self._write_refused, lent) if record and lent else None
         # Grad mode set and restored by hand rather than by a ``grad_mode`` block: three calls fewer per step.
         previous = is_grad_enabled()
         set_grad_enabled(record)
@@ -90,7 +91,10 @@ class _Call:
                     result = self.fn(*args, **kwargs)
         finally:
             set_grad_enabled(previous)
-        outputs, self.single = as_outputs(result, f"torch_function({self.name}): fn")
+        if result.__class__ is Tensor:  # ``as_outputs``' first case, without formatting its message
+            outputs: tuple = (result,)
+        else:
+            outputs, self.single = as_outputs(result, f"torch_function({self.name}): fn")
         self.inputs, self.outputs = inputs, outputs
         results = []
         for output in outputs:
@@ -129,14 +133,23 @@ def native_view(t: Tensor, whole: bool = False):
     strides = layout._stride_modes
     if step == 1 and t._offset == 0 and buf.shape[0] == layout.size:
         # The whole buffer in row-major order (a fresh result or gradient, mostly): one ``view``, cheaper in
-        # torch than ``as_strided``, or no call at all.
-        extent = 1
-        for e, s in zip(reversed(layout.mode_sizes), reversed(strides)):  # (= shape: every mode is flat)
-            if s != extent:  # (a size-one axis too: the view keeps to_array's strides exactly)
-                break
-            extent *= e
+        # torch than ``as_strided``, or no call at all. (Every mode is flat, so ``shape`` holds the extents;
+        # a size-one axis is tested too: the view keeps to_array's strides exactly.)
+        rank = len(shape)
+        if rank == 1:
+            if strides[0] == 1:
+                return buf if whole else buf.view(shape)
+        elif rank == 2:  # a matrix, written out: the loop below costs as much as the view
+            if strides[1] == 1 and strides[0] == shape[1]:
+                return buf.view(shape)
         else:
-            return buf if whole and len(shape) == 1 else buf.view(shape)
+            extent = 1
+            for e, s in zip(reversed(layout.mode_sizes), reversed(strides)):
+                if s != extent:
+                    break
+                extent *= e
+            else:
+                return buf.view(shape)
     if step != 1:
         strides = tuple(s * step for s in strides)
     return buf.as_strided(shape, strides, buf.storage_offset() + t._offset * step)
