@@ -11,11 +11,10 @@ builders of their classes are one concept; the binary base with its five
 backward routes and the operators' scalar hot path is half of it.)
 
 A rule flagged ``linear_in_g`` has a VJP ``g * factor`` whose factor does not
-depend on ``g``. For a unit cotangent (``Ones``, or an array flagged as all
-ones; beside a Python scalar only ``Ones``) the base calls it with
-``UNIT_G`` in place of ``g``, which gets the factor itself, and multiplies
-through ``times``: no pass over the data for the ones, and on JAX the ones
-are never filled.
+depend on ``g``. For a unit cotangent the base calls it with
+``autograd.cotangents.Ones`` as ``g`` (the engine's, or one made here from
+an array flagged as all ones), so ``g * factor`` is the factor itself: no
+pass over the data for the ones, and on JAX the ones are never filled.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 
 from .._marks import _UNIT_ARRAYS, unit_alias
-from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values, times
+from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
@@ -51,7 +50,7 @@ from ._complex import is_complex_operand as _complex
 from ._primitive import Primitive, flat_function, flat_operand_source, flat_recorder
 from ._storage import flat_gradient, result_layout, storage_cotangent, storage_operand, storage_operands
 
-__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
+__all__ = ["BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
 _canonical = Layout.canonical
 _FLOAT32 = DType.Float32
@@ -150,34 +149,10 @@ class BinaryRule(_Rule):
 
 # ----- the unit cotangent inside a rule ----------------------------------------------------------------
 
-class _UnitG:
-    """What a ``linear_in_g`` VJP receives as ``g`` for a unit cotangent: ``g * factor`` is ``factor``.
-
-    It supports that product only; any other use of it fails loudly.
-    """
-
-    __slots__ = ()
-    __array_ufunc__ = None  # NumPy defers ``array * UNIT_G`` to ``__rmul__`` instead of broadcasting it
-
-    def __mul__(self, factor: Any) -> Any:
-        return factor
-
-    __rmul__ = __mul__
-
-    def __repr__(self) -> str:
-        return "UNIT_G"
-
-
-UNIT_G = _UnitG()
-
-
-def _unit_product(name: str, g: Any, factor: Any, xp: Any) -> Any:
-    """``g * factor`` for a unit ``g``, with the factor a ``linear_in_g`` VJP returned for ``UNIT_G``."""
-    if factor is None:
-        return None
-    if factor is UNIT_G:
-        raise TypeError(f"{name}: a rule flagged linear_in_g returned g itself; its VJP must be g * factor")
-    return times(g, factor, xp)
+def _returned_g(node: Any) -> TypeError:
+    """The error for a rule flagged ``linear_in_g`` whose VJP handed back ``g`` (``Ones``) itself."""
+    return TypeError(f"{type(node).__name__}: a rule flagged linear_in_g returned g itself; its VJP must be "
+                     "g * factor")
 
 
 def _allocated(grad: Any, *arguments: Any) -> bool:
@@ -301,7 +276,7 @@ class _Binary(Primitive):
         saved = self.saved[0] if self.keeps_result else self.saved
         result = self._result_layout
         if saved is None and inputs[0]._dtype is inputs[1]._dtype and result.is_compact():
-            return Ones(result._storage_shape, dtype)
+            return Ones(result._storage_shape, dtype, self.kind.namespace)
         return None
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
@@ -340,52 +315,43 @@ class _Binary(Primitive):
                 out = reshaped(out, (-1,), self.kind)
             # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
             if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
-                ga, gb = self._pair(xp, g, av, bv, out, request, True)
+                ga, gb = self._pair(xp, g, av, bv, out, request)
             else:
                 wanted = request.wanted
                 ga = self.vjp_first(xp, g, out, av, bv) if wanted is None or wanted[0] else None
                 gb = self.vjp_second(xp, g, out, av, bv) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
-        if g.__class__ is Ones:  # offered to ``takes_ones`` nodes alone; see ``_unit_beside_scalar``
-            grad = self._unit_beside_scalar(xp, g, saved, values, out)
-        elif saved.__class__ is _Left:
+        if self.takes_ones and g in _UNIT_ARRAYS:
+            g = Ones(tuple(g.shape), g.dtype, xp)
+        if saved.__class__ is _Left:
             grad = self.vjp_second(xp, g, out, saved.value, values)
         else:
             grad = self.vjp_first(xp, g, out, values, saved)
+        if grad is g and g.__class__ is Ones:
+            raise _returned_g(self)
         # By the rule contract a VJP result is new or one of its array arguments.
         return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
-    def _unit_beside_scalar(self, xp, g: Ones, saved: Any, values: Any, out: Any) -> Any:
-        """The gradient for the Tensor beside a Python scalar, for ``Ones``: from the rule's factor.
-
-        Only ``Ones`` needs it. A flagged array is multiplied by the rule as written: exact, and no
-        dearer where the factor is a scalar, as multiply's is (the one linear rule with two operands).
-        """
-        if saved.__class__ is _Left:
-            factor = self.vjp_second(xp, UNIT_G, out, saved.value, values)
-        else:
-            factor = self.vjp_first(xp, UNIT_G, out, values, saved)
-        return _unit_product(type(self).__name__, g, factor, xp)
-
-    def _pair(self, xp, g, a, b, out, request: Request, unit: bool | None = None) -> tuple:
-        """Both operands' gradients (None where not wanted), for a unit ``g`` each from its factor."""
-        if unit is None:
-            unit = self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS)
+    def _pair(self, xp, g, a, b, out, request: Request) -> tuple:
+        """Both operands' gradients (None where not wanted); a flagged unit ``g`` is taken as ``Ones``."""
+        if self.takes_ones and g in _UNIT_ARRAYS:
+            g = Ones(tuple(g.shape), g.dtype, xp)
         wanted = request.wanted
-        first, second = wanted is None or wanted[0], wanted is None or wanted[1]
-        if not unit:
-            return (self.vjp_first(xp, g, out, a, b) if first else None,
-                    self.vjp_second(xp, g, out, a, b) if second else None)
-        name = type(self).__name__
-        return (_unit_product(name, g, self.vjp_first(xp, UNIT_G, out, a, b), xp) if first else None,
-                _unit_product(name, g, self.vjp_second(xp, UNIT_G, out, a, b), xp) if second else None)
+        ga = self.vjp_first(xp, g, out, a, b) if wanted is None or wanted[0] else None
+        gb = self.vjp_second(xp, g, out, a, b) if wanted is None or wanted[1] else None
+        if g.__class__ is Ones and (ga is g or gb is g):
+            raise _returned_g(self)
+        return ga, gb
 
     def _lined_up_flat(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
         kind = self.kind
         result = self._result_layout
-        g = unit_alias(g, reshaped(g, result._storage_shape, kind))
+        if g.__class__ is Ones:
+            g = Ones(result._storage_shape, g.dtype, g.xp)
+        else:
+            g = unit_alias(g, reshaped(g, result._storage_shape, kind))
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
         grads, made_here = self._in_storage_order(g, out, request)
@@ -413,11 +379,11 @@ class _Binary(Primitive):
         av = bv = None
         if self.vjp_reads_operands:
             av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
-        if out is not None and out.ndim != g.ndim:
+        if out is not None and out.ndim != len(g.shape):
             out = reshaped(out, result._storage_shape, kind)
         ga, gb = self._pair(xp, g, av, bv, out, request)
         # Only a sum made for one operand is owned here: with broadcast operands a VJP
-        # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
+        # may hand back a broadcast view of saved values (``Ones * factor``).
         ca, owned_a = storage_cotangent(ga, a, result, xp)
         cb, owned_b = storage_cotangent(gb, b, result, xp)
         return (ca, cb), (owned_a, owned_b)
@@ -580,10 +546,11 @@ class _Unary(Primitive):
         values = flat_values(self._inputs[0]) if self.needs_input else None
         saved = self.saved
         # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
-        if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
-            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, saved, values), xp)
-        else:
-            grad = self.vjp(xp, g, saved, values)
+        if self.takes_ones and g in _UNIT_ARRAYS:
+            g = Ones(tuple(g.shape), g.dtype, xp)
+        grad = self.vjp(xp, g, saved, values)
+        if grad is g and g.__class__ is Ones:
+            raise _returned_g(self)
         return (grad,), (_allocated(grad, g, values, saved),)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
@@ -600,10 +567,11 @@ class _Unary(Primitive):
         xp = kind.namespace
         if self.flat and saved is not None:
             saved = from_storage(saved, x._layout, xp)
-        if self.takes_ones and g in _UNIT_ARRAYS:  # (no ``Ones`` reach this path)
-            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, saved, values), xp)
-        else:
-            grad = self.vjp(xp, g, saved, values)
+        if self.takes_ones and g in _UNIT_ARRAYS:  # (no ``Ones`` reach this path but flagged arrays)
+            g = Ones(tuple(g.shape), g.dtype, xp)
+        grad = self.vjp(xp, g, saved, values)
+        if grad is g and g.__class__ is Ones:
+            raise _returned_g(self)
         return self.cotangents((grad,), batch, request=request)
 
 
