@@ -4,11 +4,16 @@ The rules are tables in ``ops/elementwise.py`` (as JAX keeps ``lax.py``
 apart from ``ad.py``). An operation reads its operands as rev arrays,
 broadcasts them over top-level modes and writes a fresh result in the memory
 order of its dense operands (canonical when they disagree); operands sharing
-one dense layout are combined as flat buffers. Backward forms each operand's
-gradient in the result's rev space, sums it back over broadcast modes and
-hands it to ``Primitive.cotangents``. (About 670 lines: the two bases and the
-builders of their classes are one concept; the binary base with its five
-backward routes and the operators' scalar hot path is half of it.)
+one dense layout are combined as flat buffers. Backward runs as forward ran:
+on the flat buffers (one dense layout, or a Tensor and a scalar), else, for
+two Tensor operands, in the dense result's storage order, each gradient
+summed back over the modes broadcasting stretched; only a batched cotangent
+(and a scalar beside a Tensor not dense on its carrier, whose canonical
+result's storage order is its rev space) runs in the result's rev space.
+``Primitive.cotangents`` then puts each gradient into its input's layout.
+(About 700 lines: the two bases and the builders of their classes are one
+concept; the binary base with its three backward routes and the operators'
+scalar hot path is half of it.)
 
 A rule flagged ``linear_in_g`` has a VJP ``g * factor`` whose factor does not
 depend on ``g``. For a unit cotangent the base calls it with
@@ -280,22 +285,20 @@ class _Binary(Primitive):
         return None
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.kind
-        inputs = self._inputs
-        result = self._result_layout
+        # Three routes, each as forward ran: flat buffers, the dense result's storage order, or its rev space.
         if gradient.__class__ is Ones:  # offered by ``ones_for``: the storage-order case
-            return self._storage_backward(gradient, self.saved[1] if self.keeps_result else None, request)
-        if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
-            # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
-            return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs],
-                                           request)
-        if self.flat and gradient._layout is result:
+            return self._storage_backward(gradient, request)
+        result = self._result_layout
+        layout = gradient._layout
+        if self.flat and layout is result:
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
-            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind), request)[0], request=request)
-        saved, out = self.saved if self.keeps_result else (self.saved, None)
-        if saved is None and gradient._layout is result and result.is_compact():
-            return self._storage_backward(gradient, out, request)
-        return self._promoted_backward(gradient, None, request)
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, self.kind), request)[0], request=request)
+        if len(self._inputs) == 2 and len(layout._shape_modes) == len(result._shape_modes):
+            # Two Tensor operands (of mixed dtypes too), which forward lined up with the dense result.
+            return self._storage_backward(gradient, request)
+        # A Tensor beside a scalar that is not dense on its carrier (its result is canonical, so its storage
+        # order is its rev space), or a batched cotangent, whose batch axis comes first.
+        return self._rev_backward(gradient, request)
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.kind.namespace
@@ -379,6 +382,8 @@ class _Binary(Primitive):
         av = bv = None
         if self.vjp_reads_operands:
             av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
+            if a._dtype is not b._dtype:  # a recorded node's result is Float32, so both read as Float32
+                av, bv = cast_values(av, _FLOAT32, kind), cast_values(bv, _FLOAT32, kind)
         if out is not None and out.ndim != len(g.shape):
             out = reshaped(out, result._storage_shape, kind)
         ga, gb = self._pair(xp, g, av, bv, out, request)
@@ -388,14 +393,15 @@ class _Binary(Primitive):
         cb, owned_b = storage_cotangent(gb, b, result, xp)
         return (ca, cb), (owned_a, owned_b)
 
-    def _storage_backward(self, gradient: Tensor, out: Any, request: Request) -> tuple:
+    def _storage_backward(self, gradient: Tensor | Ones, request: Request) -> tuple:
         """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
-        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.kind)
+        out = self.saved[1] if self.keeps_result else None
+        g = gradient if isinstance(gradient, Ones) else storage_operand(gradient, self._result_layout, self.kind)
         grads, owned = self._in_storage_order(g, out, request)
         return self.cotangents(grads, owned=owned, request=request)
 
-    def _promoted_backward(self, gradient: Tensor, values: list | None, request: Request) -> tuple:
-        """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
+    def _rev_backward(self, gradient: Tensor, request: Request) -> tuple:
+        """Backward in the result's rev space (a batched cotangent's batch axis first)."""
         kind = self.kind
         xp = kind.namespace
         saved, out = self.saved if self.keeps_result else (self.saved, None)
@@ -406,7 +412,9 @@ class _Binary(Primitive):
         modes = self._result_layout._shape_modes
         if saved is None:
             a, b = inputs
-            av, bv = values or (operand(a, kind), operand(b, kind))
+            av, bv = operand(a, kind), operand(b, kind)
+            if a._dtype is not b._dtype:  # (as in ``_in_storage_order``)
+                av, bv = cast_values(av, _FLOAT32, kind), cast_values(bv, _FLOAT32, kind)
             av = expand(av, a._layout._shape_modes, modes, xp)
             bv = expand(bv, b._layout._shape_modes, modes, xp)
             ga, gb = self._pair(xp, g, av, bv, out, request)
@@ -414,7 +422,7 @@ class _Binary(Primitive):
                                     None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
                                    batch, request=request)
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
-        # (No ``Ones`` reach this path, and beside a scalar a flagged array is multiplied, as in ``backward_flat``.)
+        # (No ``Ones`` reach this path; a flagged array is multiplied here, rarely reached, exact.)
         if saved.__class__ is _Left:
             return self.cotangents((self.vjp_second(xp, g, out, saved.value, tensor_values),), batch, request=request)
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
