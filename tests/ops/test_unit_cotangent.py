@@ -188,6 +188,18 @@ def test_ones_take_only_a_factor_of_their_own_size():
         shaped * np.ones((2, 4), np.float32)
 
 
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_ones_scale_by_a_native_factor_on_either_side(carrier):
+    from strideweave.autograd.cotangents import Ones
+
+    factor = sw.tensor(X0.copy(), carrier=carrier).carrier.array
+    kind = kind_of(sw.tensor(X0, carrier=carrier).carrier)
+    ones = Ones(tuple(factor.shape), factor.dtype, kind.namespace)
+    assert ones * factor is factor and factor * ones is factor  # each library defers to ``Ones``
+    with pytest.raises(TypeError):
+        factor + ones
+
+
 @pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
 def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled(monkeypatch):
     from strideweave.autograd.cotangents import Ones

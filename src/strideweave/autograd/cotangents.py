@@ -2,8 +2,10 @@
 
 A built-in rule returns, per input, a cotangent Tensor in that input's exact
 layout (``cotangent_for``), or inside a traversal one of the lighter forms the
-engine understands: ``Unplaced`` values to place once all contributions are
-summed, ``Ones`` that are never filled, ``InStorageOrder`` values to adopt.
+engine understands: a raw buffer in the input's storage order (flat nodes),
+``Unplaced`` values to place once all contributions are summed, a ``Patch``
+of a view's slots, ``Ones`` that are never filled. (``InStorageOrder`` tags
+a rule's gradient for ``cotangent_for`` and never reaches the engine.)
 Every built-in rule returns, beside its cotangents, whether the traversal
 owns each (``owned``): it may then add into it in place and hand it out as
 a ``.grad`` without a copy. The engine sits on this module; rules sit above it.
@@ -109,13 +111,16 @@ class Ones:
     computing with a wrong value.
     """
 
-    __slots__ = ("dtype", "shape", "xp")
+    __slots__ = ("dtype", "seed", "shape", "xp")
     __array_ufunc__ = None  # NumPy defers ``array * ones`` to ``__rmul__`` instead of broadcasting it
 
-    def __init__(self, shape: tuple, dtype: Any, xp: Any) -> None:
+    def __init__(self, shape: tuple, dtype: Any, xp: Any, seed: Any = None) -> None:
         self.shape = shape    # (n,) for a flat node: then any buffer of n elements lines up
         self.dtype = dtype
         self.xp = xp
+        # A record's one-element array of ones it was made from: filling the record then makes
+        # no array for its one (on JAX each array made is a dispatch).
+        self.seed = seed
 
     def __mul__(self, factor: Any) -> Any:
         """``ones * factor``: ``factor`` itself where it has every element, else broadcast or filled."""
@@ -143,8 +148,9 @@ class Ones:
         return f"Ones({self.shape}, {self.dtype})"
 
     def one(self, ndim: int) -> Any:
-        """A flagged one of ``ndim`` extent-1 axes: what ``cotangent_for`` fills a Tensor's gradient from."""
-        return _mark_unit(self.xp.ones((1,) * ndim, dtype=self.dtype))
+        """A one-element array of ones (``ndim`` extent-1 axes at most): what ``cotangent_for`` fills from."""
+        seed = self.seed
+        return _mark_unit(self.xp.ones((1,) * ndim, dtype=self.dtype)) if seed is None else seed
 
 
 # ----- the contract as types ---------------------------------------------------------------------
@@ -177,7 +183,15 @@ class Rule(Protocol):
 # ----- cotangents in an input's exact layout -----------------------------------------------------
 
 class InStorageOrder:
-    """A gradient already in its target's dense storage order (N-D, C order): ``cotangent_for`` adopts it."""
+    """A gradient already in its target's dense storage order (N-D, C order): ``cotangent_for`` adopts it.
+
+    Not a traversal record (the engine never sees one): a tag between a rule
+    computing in storage order (``ops._storage.storage_cotangent``) and
+    ``cotangent_record``. An N-D array alone would be read as a rev array,
+    and the two cannot be told apart by shape (a transposed square layout);
+    flattening it instead is a copy where reshapes copy (JAX), and so is
+    reading it in rev order (a transpose each way).
+    """
 
     __slots__ = ("values",)
 
@@ -261,7 +275,7 @@ def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
     unit = is_unit(values)
     if unit and defer and cls.keeps_shape and layout.size > 1:
         # Filling is a full pass here: the engine fills only if a consumer reads the ones.
-        return Ones((layout.size,), values.dtype, xp)
+        return Ones((layout.size,), values.dtype, xp, values)
     one = reshape_array(values, (1,), xp)
     # Where reshapes copy, broadcast straight to the shape the target's own values were
     # computed in, which is what the operations reading them use.
@@ -275,7 +289,7 @@ def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
     elif cls.backend in _EAGER and layout.size > 1 and (unit or not is_tracer(one)):  # a traced value stays unread
         value = 1.0 if unit else float(one[0])
         if defer and value == 1.0:
-            return Ones((layout.size,), one.dtype, xp)
+            return Ones((layout.size,), one.dtype, xp, values)
         # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
         # several times faster than it broadcasts a buffer's value.
         values = xp.full(shape, value, dtype=one.dtype)

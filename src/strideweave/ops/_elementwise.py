@@ -228,7 +228,7 @@ class _Binary(Primitive):
         else:
             raise no_tensor_operand(type(self).__name__, a, b)
         if common is not None:
-            self.flat = False  # backward reads the operands promoted, in rev space
+            self.flat = False  # backward reads the operands as Float32 (``_in_storage_order``)
             av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
         out = self.compute(kind.namespace, av, bv)
         if self.keeps_result:
@@ -316,17 +316,11 @@ class _Binary(Primitive):
                 # Forward ran on operands lined up N-D that hold as many elements as the result
                 # (``(2,)`` beside ``(1, 2)``): its saved result is N-D too, and ``g`` is flat.
                 out = reshaped(out, (-1,), self.kind)
-            # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
-            if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
-                ga, gb = self._pair(xp, g, av, bv, out, request)
-            else:
-                wanted = request.wanted
-                ga = self.vjp_first(xp, g, out, av, bv) if wanted is None or wanted[0] else None
-                gb = self.vjp_second(xp, g, out, av, bv) if wanted is None or wanted[1] else None
+            ga, gb = self._pair(xp, g, av, bv, out, request)
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
-        if self.takes_ones and g in _UNIT_ARRAYS:
-            g = Ones(tuple(g.shape), g.dtype, xp)
+        # Beside a scalar only the engine's ``Ones`` come as such: a flagged array is multiplied by the
+        # rule as written, exact and no dearer than filling the factor (multiply's is the scalar).
         if saved.__class__ is _Left:
             grad = self.vjp_second(xp, g, out, saved.value, values)
         else:
@@ -338,7 +332,7 @@ class _Binary(Primitive):
 
     def _pair(self, xp, g, a, b, out, request: Request) -> tuple:
         """Both operands' gradients (None where not wanted); a flagged unit ``g`` is taken as ``Ones``."""
-        if self.takes_ones and g in _UNIT_ARRAYS:
+        if self.takes_ones and g.__class__ is not Ones and g in _UNIT_ARRAYS:  # (``in``: ``is_unit`` inline)
             g = Ones(tuple(g.shape), g.dtype, xp)
         wanted = request.wanted
         ga = self.vjp_first(xp, g, out, a, b) if wanted is None or wanted[0] else None
@@ -422,7 +416,7 @@ class _Binary(Primitive):
                                     None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
                                    batch, request=request)
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
-        # (No ``Ones`` reach this path; a flagged array is multiplied here, rarely reached, exact.)
+        # (No ``Ones`` reach this path; a flagged array is multiplied, as in ``backward_flat``.)
         if saved.__class__ is _Left:
             return self.cotangents((self.vjp_second(xp, g, out, saved.value, tensor_values),), batch, request=request)
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
