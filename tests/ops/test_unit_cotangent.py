@@ -243,3 +243,19 @@ def test_ones_made_by_sw_ones_are_known_only_while_they_are_ones(carrier):
     expected = np.exp(X0) * (X0 + 1)
     expected[0, 0] *= 5.0
     np.testing.assert_allclose(gx.numpy(), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+@pytest.mark.parametrize(("loss", "expected"), [
+    (lambda x: x.sum() + x.sum(), lambda x0: np.full_like(x0, 2.0)),          # two unfilled ones, summed
+    (lambda x: sw.exp(x).sum() + x.sum(), lambda x0: np.exp(x0) + 1),         # ones beside a computed gradient
+    (lambda x: (lambda e: e.sum() + (e * 2.0).sum())(sw.exp(x)), lambda x0: 3 * np.exp(x0)),
+    (lambda x: (sw.transpose(x) * sw.transpose(x)).sum(), lambda x0: 2 * x0),
+], ids=["sum+sum", "exp+sum", "shared", "transposed"])
+def test_unit_cotangents_that_meet_sum_exactly(carrier, loss, expected):
+    x = _leaf(carrier)
+    loss(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), expected(X0), rtol=1e-5, atol=1e-6)
+    x = _leaf(carrier)
+    (gx,) = sw.grad(loss(x), [x])
+    np.testing.assert_allclose(gx.numpy(), expected(X0), rtol=1e-5, atol=1e-6)
