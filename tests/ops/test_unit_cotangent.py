@@ -211,6 +211,10 @@ def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled
     (gw,) = sw.grad(loss, [w], sw.ones(loss.shape, carrier="jax"))  # an explicit cotangent of ones
     assert seen == [Ones]
     np.testing.assert_allclose(gw.numpy(), X0.sum(axis=0, keepdims=True), rtol=1e-6)
+    counts = sw.tensor(np.arange(1, 5, dtype=np.int32).reshape(1, 4), carrier="jax")
+    (a * counts).sum().backward()                       # mixed dtypes: the same route, never filled either
+    assert seen == [Ones, Ones]
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(np.arange(1, 5, dtype=np.float32), X0.shape))
 
 
 @pytest.mark.parametrize("carrier", ALL_CARRIERS)
@@ -225,7 +229,7 @@ def test_gradients_of_a_broadcasting_product_under_a_full_sum(carrier):
     np.testing.assert_allclose(ga.numpy(), 2 * np.exp(X0) * (X0[:1] * 0.5), rtol=1e-5)
     counts = sw.tensor(np.arange(4, dtype=np.int32).reshape(1, 4), carrier=carrier)
     a = sw.tensor(X0.copy(), carrier=carrier)
-    (a * counts).sum().backward()                      # mixed dtypes: the ones are filled
+    (a * counts).sum().backward()                      # mixed dtypes: in storage order too
     np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(np.arange(4, dtype=np.float32), X0.shape))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._marks import is_unit
+from .._marks import _UNIT_ARRAYS, is_unit
 from .._marks import mark_unit as _mark_unit
 from .._marks import unit_alias as _unit_alias
 from ..carriers import REGISTERED, CarrierKind, transfer
@@ -313,9 +313,9 @@ def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any
     Dask in its chunks, so combining the two needs no rechunk).
     """
     values = kind.namespace.broadcast_to(one, (size,)) if like is None else like._spread(one, size)
-    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and not is_tracer(one)
-                                                 and float(one[0]) == 1.0)):
-        _mark_unit(values)
+    # (Read back on an eager backend: no JAX tracer comes here, as JAX carriers keep their shapes.)
+    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and float(one[0]) == 1.0)):
+        _UNIT_ARRAYS.add(values)  # (``mark_unit`` without its call: once per full reduction)
     return values
 
 

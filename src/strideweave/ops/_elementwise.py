@@ -273,16 +273,12 @@ class _Binary(Primitive):
     supports_batched = True
 
     def ones_for(self, dtype: Any) -> Ones | None:
-        # Besides flat buffers, two operands in the dense result's storage order take them.
+        # Besides flat buffers, two Tensor operands take them: the storage-order route (mixed dtypes too).
         ones = Primitive.ones_for(self, dtype)
         if ones is not None or not self.takes_ones:
             return ones
-        inputs = self._inputs
         saved = self.saved[0] if self.keeps_result else self.saved
-        result = self._result_layout
-        if saved is None and inputs[0]._dtype is inputs[1]._dtype and result.is_compact():
-            return Ones(result._storage_shape, dtype, self.kind.namespace)
-        return None
+        return Ones(self._result_layout._storage_shape, dtype, self.kind.namespace) if saved is None else None
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         # Three routes, each as forward ran: flat buffers, the dense result's storage order, or its rev space.
