@@ -312,7 +312,13 @@ class _Binary(Primitive):
                 # Forward ran on operands lined up N-D that hold as many elements as the result
                 # (``(2,)`` beside ``(1, 2)``): its saved result is N-D too, and ``g`` is flat.
                 out = reshaped(out, (-1,), self.kind)
-            ga, gb = self._pair(xp, g, av, bv, out, request)
+            # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
+            if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
+                ga, gb = self._pair(xp, g, av, bv, out, request, True)
+            else:
+                wanted = request.wanted
+                ga = self.vjp_first(xp, g, out, av, bv) if wanted is None or wanted[0] else None
+                gb = self.vjp_second(xp, g, out, av, bv) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
         # Beside a scalar only the engine's ``Ones`` come as such: a flagged array is multiplied by the
@@ -326,9 +332,12 @@ class _Binary(Primitive):
         # By the rule contract a VJP result is new or one of its array arguments.
         return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
-    def _pair(self, xp, g, a, b, out, request: Request) -> tuple:
-        """Both operands' gradients (None where not wanted); a flagged unit ``g`` is taken as ``Ones``."""
-        if self.takes_ones and g.__class__ is not Ones and g in _UNIT_ARRAYS:  # (``in``: ``is_unit`` inline)
+    def _pair(self, xp, g, a, b, out, request: Request, unit: bool | None = None) -> tuple:
+        """Both operands' gradients (None where not wanted); a unit ``g`` (``unit``: known to be,
+        else tested) is taken as ``Ones``: the engine's, or one made of a flagged array."""
+        if unit is None:
+            unit = self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS)  # (``in``: ``is_unit`` inline)
+        if unit and g.__class__ is not Ones:
             g = Ones(tuple(g.shape), g.dtype, xp)
         wanted = request.wanted
         ga = self.vjp_first(xp, g, out, a, b) if wanted is None or wanted[0] else None
