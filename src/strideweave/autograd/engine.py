@@ -119,12 +119,12 @@ class Traversal:
     ``pending`` holds one record per receiver (a node, or a leaf Tensor):
     ``(value, owned)``, the sum of the contributions that arrived so far and
     whether this traversal owns it. ``value`` is a Tensor, a raw 1-D buffer
-    in the storage order of the dense Tensor it is for, ``Unplaced`` values
-    or ``Ones`` (made a Tensor by ``tensor_record`` where something observes
-    it). ``owned`` means a backward rule or
-    the traversal itself allocated the value and nothing else refers to it,
-    so further contributions may be added into it in place and it may become
-    a ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
+    in the storage order of the dense Tensor it is for, ``Unplaced`` values,
+    a ``Patch`` or ``Ones`` (made a Tensor by ``tensor_record`` where
+    something observes it). ``owned`` means a backward rule or the traversal
+    itself allocated the value and nothing else refers to it, so further
+    contributions may be added into it in place and it may become a
+    ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
     no buffer yet); placing them allocates an owned Tensor.
     """
 
