@@ -18,9 +18,9 @@ def carrier(request):
     return request.param
 
 
-def native(values, carrier):
+def native(values, carrier, dtype=np.float32):
     """A C-ordered native array of ``carrier``'s library holding ``values``."""
-    values = np.ascontiguousarray(values, dtype=np.float32)
+    values = np.ascontiguousarray(values, dtype=dtype)
     if carrier == "torch":
         import torch
 
@@ -154,6 +154,29 @@ def test_broadcast_operands_in_another_storage_order(carrier, w_shape):
     axes = tuple(i for i in range(3) if lined[i] == 1)
     np.testing.assert_allclose(w.grad.numpy(), A0.sum(axis=axes).reshape(w_shape), rtol=1e-5, atol=1e-6)
     assert w.grad.layout == w.layout
+
+
+@pytest.mark.parametrize("w_shape", [(3, 3), (1, 3), (3,)])
+def test_mixed_dtype_gradients_in_storage_order_and_batched(carrier, w_shape):
+    # A row-major Float32 A beside Int32 w: backward runs in A's storage order with w read as Float32;
+    # square extents tell the orders apart. A batched cotangent runs in rev space, cast the same way.
+    A0 = np.linspace(0.5, 2.0, 9, dtype=np.float32).reshape(3, 3)
+    w0 = (np.arange(int(np.prod(w_shape)), dtype=np.int32) % 4 + 1).reshape(w_shape)
+    g0 = np.linspace(-1.0, 1.0, 9).reshape(3, 3)
+    A = sw.tensor(native(A0, carrier))
+    w = sw.tensor(native(w0, carrier, np.int32))
+    assert A.layout == row_major((3, 3)) and w.dtype.kind == "int"
+    cotangent = sw.tensor(native(g0, carrier))
+    for op, grad_a in ((sw.multiply, lambda: g0 * w0), (sw.divide, lambda: g0 / w0),
+                       (lambda a, b: sw.divide(b, a), lambda: -g0 * w0 / A0.astype(np.float64) ** 2)):
+        out = op(A, w)
+        assert out.layout == A.layout
+        (ga,) = sw.grad(out, [A], cotangent)
+        assert ga.layout == A.layout
+        np.testing.assert_allclose(ga.numpy(), grad_a(), rtol=1e-5, atol=1e-6)
+        stacked = sw.tensor(native(np.stack([g0, 2 * g0]), carrier))
+        (batched,) = sw.grad(op(A, w), [A], stacked, batched=True)
+        np.testing.assert_allclose(batched.numpy(), np.stack([grad_a(), 2 * grad_a()]), rtol=1e-5, atol=1e-6)
 
 
 def test_lined_up_shapes():

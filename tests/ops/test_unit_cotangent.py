@@ -5,7 +5,7 @@ import pytest
 
 import strideweave as sw
 from strideweave._marks import is_unit
-from strideweave.autograd.cotangents import cotangent_for, times
+from strideweave.autograd.cotangents import cotangent_for
 from strideweave.tensors.values import kind_of
 
 CARRIERS = [c for c in sw.testing.available_carriers() if c in ("numpy", "torch", "jax")]
@@ -21,10 +21,11 @@ def test_one_value_for_every_element_is_flagged_only_when_it_is_one(carrier, val
     g = cotangent.carrier.array
     assert is_unit(g) is flagged
     np.testing.assert_array_equal(cotangent.numpy(), np.full((2, 3), value, np.float32))
-    x = target.carrier.array * 3
-    product = times(g, x, kind.namespace)
-    assert (product is x) is flagged            # the flagged product is the values themselves
-    np.testing.assert_allclose(np.asarray(sw.tensor(product).numpy()), np.full(6, 3 * value))
+    node = sw.exp(target * 3.0).autograd_ctx   # a rule linear in g (``g * y``), run on the flat buffer
+    (product,), (owned,) = node.backward_flat(g)
+    assert (product is node.saved) is flagged   # the flagged product is the values themselves
+    assert owned is not flagged                 # ... which the traversal must not add into
+    np.testing.assert_allclose(np.asarray(sw.tensor(product).numpy()), np.full(6, value * np.exp(3.0)), rtol=1e-6)
 
 
 @pytest.mark.parametrize("carrier", CARRIERS)
@@ -47,8 +48,6 @@ def test_the_flag_dies_with_its_array():
     del ones
     assert len(_UNIT_ARRAYS) == before
     assert not is_unit(np.ones(4, np.float32))   # a new array, perhaps at the same address
-    unit = mark_unit(np.ones(4, np.float32))
-    np.testing.assert_array_equal(times(unit, 2.0, np), np.full(4, 2.0))  # a scalar factor is multiplied
 
 
 @pytest.mark.parametrize("carrier", CARRIERS)
@@ -170,20 +169,35 @@ def test_writes_into_a_scaling_result_meet_filled_ones(carrier):
 def test_ones_take_only_a_factor_of_their_own_size():
     from strideweave.autograd.cotangents import Ones
 
-    flat = Ones((4,), np.float32)
+    flat = Ones((4,), np.float32, np)
     factor = np.arange(4, dtype=np.float32)
-    assert flat.times(factor, np) is factor
-    assert flat.times(factor.reshape(2, 2), np).shape == (2, 2)  # a flat buffer in any storage shape
-    np.testing.assert_array_equal(flat.times(2.5, np), np.full(4, 2.5, np.float32))
+    assert flat * factor is factor and factor * flat is factor  # either side: NumPy defers to ``Ones``
+    assert (flat * factor.reshape(2, 2)).shape == (2, 2)  # a flat buffer in any storage shape
+    np.testing.assert_array_equal(flat * 2.5, np.full(4, 2.5, np.float32))
+    np.testing.assert_array_equal(2.5 * flat, np.full(4, 2.5, np.float32))
     with pytest.raises(RuntimeError, match="shape"):
-        flat.times(np.ones(3, np.float32), np)
-    with pytest.raises(TypeError):
-        flat * factor  # anything but ``times`` fails
-    shaped = Ones((3, 4), np.float32)
+        flat * np.ones(3, np.float32)
+    for other_use in (lambda: -flat, lambda: flat + factor, lambda: factor - flat, lambda: flat / 2.0,
+                      lambda: np.exp(flat), lambda: np.sum(flat)):
+        with pytest.raises(TypeError):
+            other_use()  # anything but the product fails
+    shaped = Ones((3, 4), np.float32, np)
     row = np.arange(4, dtype=np.float32).reshape(1, 4)
-    np.testing.assert_array_equal(shaped.times(row, np), np.broadcast_to(row, (3, 4)))
+    np.testing.assert_array_equal(shaped * row, np.broadcast_to(row, (3, 4)))
     with pytest.raises(ValueError):
-        shaped.times(np.ones((2, 4), np.float32), np)
+        shaped * np.ones((2, 4), np.float32)
+
+
+@pytest.mark.parametrize("carrier", CARRIERS)
+def test_ones_scale_by_a_native_factor_on_either_side(carrier):
+    from strideweave.autograd.cotangents import Ones
+
+    factor = sw.tensor(X0.copy(), carrier=carrier).carrier.array
+    kind = kind_of(sw.tensor(X0, carrier=carrier).carrier)
+    ones = Ones(tuple(factor.shape), factor.dtype, kind.namespace)
+    assert ones * factor is factor and factor * ones is factor  # each library defers to ``Ones``
+    with pytest.raises(TypeError):
+        factor + ones
 
 
 @pytest.mark.skipif("jax" not in CARRIERS, reason="needs jax")
@@ -197,6 +211,10 @@ def test_a_broadcasting_product_in_storage_order_gets_ones_that_are_never_filled
     (gw,) = sw.grad(loss, [w], sw.ones(loss.shape, carrier="jax"))  # an explicit cotangent of ones
     assert seen == [Ones]
     np.testing.assert_allclose(gw.numpy(), X0.sum(axis=0, keepdims=True), rtol=1e-6)
+    counts = sw.tensor(np.arange(1, 5, dtype=np.int32).reshape(1, 4), carrier="jax")
+    (a * counts).sum().backward()                       # mixed dtypes: the same route, never filled either
+    assert seen == [Ones, Ones]
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(np.arange(1, 5, dtype=np.float32), X0.shape))
 
 
 @pytest.mark.parametrize("carrier", ALL_CARRIERS)
@@ -211,7 +229,7 @@ def test_gradients_of_a_broadcasting_product_under_a_full_sum(carrier):
     np.testing.assert_allclose(ga.numpy(), 2 * np.exp(X0) * (X0[:1] * 0.5), rtol=1e-5)
     counts = sw.tensor(np.arange(4, dtype=np.int32).reshape(1, 4), carrier=carrier)
     a = sw.tensor(X0.copy(), carrier=carrier)
-    (a * counts).sum().backward()                      # mixed dtypes: the ones are filled
+    (a * counts).sum().backward()                      # mixed dtypes: in storage order too
     np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(np.arange(4, dtype=np.float32), X0.shape))
 
 
@@ -229,3 +247,19 @@ def test_ones_made_by_sw_ones_are_known_only_while_they_are_ones(carrier):
     expected = np.exp(X0) * (X0 + 1)
     expected[0, 0] *= 5.0
     np.testing.assert_allclose(gx.numpy(), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("carrier", ALL_CARRIERS)
+@pytest.mark.parametrize(("loss", "expected"), [
+    (lambda x: x.sum() + x.sum(), lambda x0: np.full_like(x0, 2.0)),          # two unfilled ones, summed
+    (lambda x: sw.exp(x).sum() + x.sum(), lambda x0: np.exp(x0) + 1),         # ones beside a computed gradient
+    (lambda x: (lambda e: e.sum() + (e * 2.0).sum())(sw.exp(x)), lambda x0: 3 * np.exp(x0)),
+    (lambda x: (sw.transpose(x) * sw.transpose(x)).sum(), lambda x0: 2 * x0),
+], ids=["sum+sum", "exp+sum", "shared", "transposed"])
+def test_unit_cotangents_that_meet_sum_exactly(carrier, loss, expected):
+    x = _leaf(carrier)
+    loss(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), expected(X0), rtol=1e-5, atol=1e-6)
+    x = _leaf(carrier)
+    (gx,) = sw.grad(loss(x), [x])
+    np.testing.assert_allclose(gx.numpy(), expected(X0), rtol=1e-5, atol=1e-6)

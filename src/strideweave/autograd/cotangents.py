@@ -2,8 +2,10 @@
 
 A built-in rule returns, per input, a cotangent Tensor in that input's exact
 layout (``cotangent_for``), or inside a traversal one of the lighter forms the
-engine understands: ``Unplaced`` values to place once all contributions are
-summed, ``Ones`` that are never filled, ``InStorageOrder`` values to adopt.
+engine understands: a raw buffer in the input's storage order (flat nodes),
+``Unplaced`` values to place once all contributions are summed, a ``Patch``
+of a view's slots, ``Ones`` that are never filled. (``InStorageOrder`` tags
+a rule's gradient for ``cotangent_for`` and never reaches the engine.)
 Every built-in rule returns, beside its cotangents, whether the traversal
 owns each (``owned``): it may then add into it in place and hand it out as
 a ``.grad`` without a copy. The engine sits on this module; rules sit above it.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._marks import is_unit
+from .._marks import _UNIT_ARRAYS, is_unit
 from .._marks import mark_unit as _mark_unit
 from .._marks import unit_alias as _unit_alias
 from ..carriers import REGISTERED, CarrierKind, transfer
@@ -69,13 +71,10 @@ class Unplaced:
     into its own padded buffer.
     """
 
-    __slots__ = ("unit", "values")
+    __slots__ = ("values",)
 
-    def __init__(self, values: Any, unit: bool = False) -> None:
+    def __init__(self, values: Any) -> None:
         self.values = values
-        # ``values`` is one flagged one (``_marks.is_unit``) for a dense Tensor: the
-        # engine may hand a flat node ``Ones`` instead of filling a buffer with them.
-        self.unit = unit
 
 
 class Patch:
@@ -97,28 +96,37 @@ class Patch:
 
 
 class Ones:
-    """The all-ones cotangent of an elementwise node's result, never filled in memory.
+    """An all-ones cotangent of ``shape`` (native ``dtype`` on namespace ``xp``), never filled in memory.
 
     ``loss.backward()`` seeds a full reduction with one, which it passes on
-    as a one for every element of its input. Where the library has no
-    stride-0 views (JAX) that is a full pass writing memory. The engine hands
-    this instead to a node whose VJPs only scale their cotangent
-    (``Primitive.ones_for``), and ``times`` returns the other
-    factor, broadcast to ``shape``. It supports nothing else: any other use
-    fails loudly instead of computing with a wrong value.
+    as a one for every element of its input; where the library has no
+    stride-0 views (JAX) filling them is a full pass writing memory. So
+    inside a traversal such a gradient for a dense Tensor is a ``Ones``
+    record, filled only where something reads it (``Traversal.received``).
+    A rule flagged ``linear_in_g`` takes one as ``g`` (offered by
+    ``Primitive.ones_for``, or made at the rule's boundary from an array
+    flagged all ones, ``_marks.is_unit``): its VJP ``g * factor`` (either
+    side) is then ``factor`` broadcast to ``shape``, no product computed.
+    It supports nothing else: any other use fails loudly instead of
+    computing with a wrong value.
     """
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ("dtype", "seed", "shape", "xp")
+    __array_ufunc__ = None  # NumPy defers ``array * ones`` to ``__rmul__`` instead of broadcasting it
 
-    def __init__(self, shape: tuple, dtype: Any) -> None:
+    def __init__(self, shape: tuple, dtype: Any, xp: Any, seed: Any = None) -> None:
         self.shape = shape    # (n,) for a flat node: then any buffer of n elements lines up
-        self.dtype = dtype    # native dtype of the cotangent
+        self.dtype = dtype
+        self.xp = xp
+        # A record's one-element array of ones it was made from: filling the record then makes
+        # no array for its one (on JAX each array made is a dispatch).
+        self.seed = seed
 
-    def times(self, factor: Any, xp: Any) -> Any:
+    def __mul__(self, factor: Any) -> Any:
         """``ones * factor``: ``factor`` itself where it has every element, else broadcast or filled."""
         shape = self.shape
         if not hasattr(factor, "shape"):
-            return xp.full(shape, factor, dtype=self.dtype)
+            return self.xp.full(shape, factor, dtype=self.dtype)
         have = tuple(factor.shape)
         if have == shape:
             return factor
@@ -127,12 +135,22 @@ class Ones:
             for extent in have:
                 count *= extent
             if count == 1 and len(have) <= 1:
-                return xp.broadcast_to(factor, shape)  # one value (a 0-d operand): the same for every element
+                return self.xp.broadcast_to(factor, shape)  # one value (a 0-d operand): the same everywhere
             if count != shape[0]:
                 raise RuntimeError(f"a flat node's unit cotangent of {shape[0]} elements was scaled by an array "
                                    f"of shape {have}; flat operands must match the result's buffer")
             return factor
-        return xp.broadcast_to(factor, shape)
+        return self.xp.broadcast_to(factor, shape)
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"Ones({self.shape}, {self.dtype})"
+
+    def one(self, ndim: int) -> Any:
+        """A one-element array of ones (``ndim`` extent-1 axes at most): what ``cotangent_for`` fills from."""
+        seed = self.seed
+        return _mark_unit(self.xp.ones((1,) * ndim, dtype=self.dtype)) if seed is None else seed
 
 
 # ----- the contract as types ---------------------------------------------------------------------
@@ -165,31 +183,20 @@ class Rule(Protocol):
 # ----- cotangents in an input's exact layout -----------------------------------------------------
 
 class InStorageOrder:
-    """A gradient already in its target's dense storage order (N-D, C order): ``cotangent_for`` adopts it."""
+    """A gradient already in its target's dense storage order (N-D, C order): ``cotangent_for`` adopts it.
+
+    Not a traversal record (the engine never sees one): a tag between a rule
+    computing in storage order (``ops._storage.storage_cotangent``) and
+    ``cotangent_record``. An N-D array alone would be read as a rev array,
+    and the two cannot be told apart by shape (a transposed square layout);
+    flattening it instead is a copy where reshapes copy (JAX), and so is
+    reading it in rev order (a transpose each way).
+    """
 
     __slots__ = ("values",)
 
     def __init__(self, values: Any) -> None:
         self.values = values
-
-
-def times(g: Any, values: Any, xp: Any) -> Any:
-    """``g * values`` for a backward rule, skipping the product when ``g`` is a unit cotangent.
-
-    ``loss.backward()`` seeds the traversal with ones, which a full
-    reduction passes on as one value for every element (a stride-0 view on
-    NumPy and PyTorch; on JAX ``Ones`` for a flat node that takes it, else a
-    filled array). Such arrays carry a unit flag (``is_unit``), on every
-    backend alike; multiplying by them would cost a full pass over the data
-    for nothing: the values themselves, broadcast to the cotangent's shape,
-    are the product. Such a view of saved values is never reported owned,
-    so the engine never adds into it in place.
-    """
-    if g.__class__ is Ones:
-        return g.times(values, xp)
-    if values.__class__ is not float and is_unit(g) and hasattr(values, "shape"):
-        return values if tuple(values.shape) == tuple(g.shape) else xp.broadcast_to(values, tuple(g.shape))
-    return g * values
 
 
 #: Backends whose arrays hold values now, so a one-element cotangent can be read cheaply
@@ -220,8 +227,8 @@ def cotangent_record(target: Tensor, values: Any, values_kind: CarrierKind | Non
     target alone: the cotangent is then owned unless it broadcasts them, as
     is one this function placed in new storage itself. With ``defer`` a
     target whose layout has holes gets ``Unplaced(values)`` instead, which
-    the engine places once all contributions are summed; so does a unit
-    cotangent where broadcasting it would fill memory (``Unplaced.unit``).
+    the engine places once all contributions are summed; a unit cotangent
+    where broadcasting it would fill memory is ``Ones``, filled only if read.
     """
     carrier = target._carriers[0]
     cls = carrier.__class__
@@ -268,7 +275,7 @@ def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
     unit = is_unit(values)
     if unit and defer and cls.keeps_shape and layout.size > 1:
         # Filling is a full pass here: the engine fills only if a consumer reads the ones.
-        return Unplaced(values, unit=True)
+        return Ones((layout.size,), values.dtype, xp, values)
     one = reshape_array(values, (1,), xp)
     # Where reshapes copy, broadcast straight to the shape the target's own values were
     # computed in, which is what the operations reading them use.
@@ -282,7 +289,7 @@ def _one_value_everywhere(target: Tensor, values: Any, defer: bool) -> Any:
     elif cls.backend in _EAGER and layout.size > 1 and (unit or not is_tracer(one)):  # a traced value stays unread
         value = 1.0 if unit else float(one[0])
         if defer and value == 1.0:
-            return Unplaced(values, unit=True)
+            return Ones((layout.size,), one.dtype, xp, values)
         # Without stride-0 views a broadcast is a full copy, and XLA fills a constant
         # several times faster than it broadcasts a buffer's value.
         values = xp.full(shape, value, dtype=one.dtype)
@@ -297,7 +304,8 @@ def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any
     """One value (a one-element 1-D array) for each of ``size`` elements, as a stride-0 view.
 
     A full reduction's gradient. Where the value is 1 (``unit``: known to be)
-    the view is flagged unit, so ``times`` skips multiplying by it; reading
+    the view is flagged unit, so a rule linear in its cotangent takes it as
+    ``Ones`` and skips multiplying by it; reading
     it back is cheap on eager backends only. Not for ``keeps_shape``
     carriers, which have no stride-0 views (``cotangent_for`` fills there).
     ``like``: the carrier of the Tensor it is spread over, when that holds
@@ -305,9 +313,9 @@ def spread(one: Any, size: int, kind: CarrierKind, unit: bool = False, like: Any
     Dask in its chunks, so combining the two needs no rechunk).
     """
     values = kind.namespace.broadcast_to(one, (size,)) if like is None else like._spread(one, size)
-    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and not is_tracer(one)
-                                                 and float(one[0]) == 1.0)):
-        _mark_unit(values)
+    # (Read back on an eager backend: no JAX tracer comes here, as JAX carriers keep their shapes.)
+    if size > 1 and (unit or is_unit(one) or (kind.cls.backend in _EAGER and float(one[0]) == 1.0)):
+        _UNIT_ARRAYS.add(values)  # (``mark_unit`` without its call: once per full reduction)
     return values
 
 

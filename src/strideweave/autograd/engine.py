@@ -109,8 +109,8 @@ def discover(root: Any) -> tuple[dict, list]:
 #: The record of a node no contribution reached.
 _NO_RECORD = (None, False)
 #: The cotangent forms that are not a raw buffer (see ``Traversal.run``).
-_NOT_RAW = (Tensor, Unplaced, Patch)
-_DEFERRED = (Unplaced, Patch)
+_NOT_RAW = (Tensor, Unplaced, Patch, Ones)
+_DEFERRED = (Unplaced, Patch, Ones)
 
 
 class Traversal:
@@ -119,11 +119,12 @@ class Traversal:
     ``pending`` holds one record per receiver (a node, or a leaf Tensor):
     ``(value, owned)``, the sum of the contributions that arrived so far and
     whether this traversal owns it. ``value`` is a Tensor, a raw 1-D buffer
-    in the storage order of the dense Tensor it is for, or ``Unplaced``
-    values (made a Tensor by ``tensor_record`` where something observes it). ``owned`` means a backward rule or
-    the traversal itself allocated the value and nothing else refers to it,
-    so further contributions may be added into it in place and it may become
-    a ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
+    in the storage order of the dense Tensor it is for, ``Unplaced`` values,
+    a ``Patch`` or ``Ones`` (made a Tensor by ``tensor_record`` where
+    something observes it). ``owned`` means a backward rule or the traversal
+    itself allocated the value and nothing else refers to it, so further
+    contributions may be added into it in place and it may become a
+    ``.grad`` without a copy. ``Unplaced`` values are never owned (they are
     no buffer yet); placing them allocates an owned Tensor.
     """
 
@@ -154,7 +155,7 @@ class Traversal:
         """A record ``(value, owned)`` for ``tensor`` with its value made a Tensor.
 
         A raw buffer is adopted as it is; ``Unplaced`` values are placed in
-        fresh storage, which the traversal owns.
+        fresh storage and ``Ones`` filled, which the traversal owns.
         """
         if isinstance(value, Tensor):
             return value, owned
@@ -163,9 +164,9 @@ class Traversal:
             buffer = carrier.fresh(tensor._layout.cosize)
             buffer.scatter_rev(value.layout, value.offset, value.values)
             return Tensor._make(buffer, tensor._layout, 0), True
+        if value.__class__ is Ones:  # a fill nobody else refers to
+            return cotangent_for(tensor, value.one(len(tensor._layout.rev_leaf_shape))), True
         if value.__class__ is Unplaced:
-            if value.unit:  # a fill nobody else refers to
-                return cotangent_for(tensor, value.values), True
             if tensor._layout.aliasing() == "broadcast":
                 return cotangent_for(tensor, value.values), False  # (the canonical layout; it may broadcast)
             carrier = tensor._carriers[0]
@@ -178,7 +179,7 @@ class Traversal:
         return Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind), tensor._layout, 0), owned
 
     def contribute(self, key: int, tensor: Tensor, value: Any, owned: bool) -> None:
-        """Add one contribution for ``tensor`` (a Tensor, a raw buffer or ``Unplaced``) to its pending total.
+        """Add one contribution for ``tensor`` (any form a rule returns) to its pending total.
 
         A sum is written into whichever side this traversal owns, and the
         new total is owned; a value anybody else holds is never written.
@@ -189,6 +190,14 @@ class Traversal:
             pending[key] = (value, owned)
             return
         total, total_owned = record
+        if total.__class__ is Ones:
+            if value.__class__ is Ones:  # two full reductions' ones: their sum, one value to place once
+                rank = len(tensor._layout.rev_leaf_shape)
+                pending[key] = (Unplaced(total.one(rank) + value.one(rank)), False)
+                return
+            total, total_owned = self.tensor_record(tensor, total, total_owned)
+        elif value.__class__ is Ones:
+            value, owned = self.tensor_record(tensor, value, owned)
         if total.__class__ is Patch:
             total, total_owned = self.tensor_record(tensor, total, total_owned)
         if value.__class__ is Patch:
@@ -324,10 +333,10 @@ class Traversal:
                 # Observed only to sum over the broadcast: the sums, compact, without the full cotangent.
                 xp = result._carriers[0]._xp
                 return Unplaced(slot_sums(result._layout, gradient.values, xp)), False, False
-            ones = None
-            if gradient.unit and not observed and node.builtin:
-                # Ones nobody observes, for a node that only scales them, are never filled.
-                ones = node.ones_for(gradient.values.dtype)
+            gradient, owned = self.tensor_record(result, gradient, owned)
+        elif gradient.__class__ is Ones:
+            # Ones nobody observes, for a node that only scales them, are never filled.
+            ones = node.ones_for(gradient.dtype) if not observed and node.builtin else None
             gradient, owned = self.tensor_record(result, gradient, owned) if ones is None else (ones, False)
         raw = not isinstance(gradient, Tensor)
         if observed:

@@ -4,18 +4,22 @@ The rules are tables in ``ops/elementwise.py`` (as JAX keeps ``lax.py``
 apart from ``ad.py``). An operation reads its operands as rev arrays,
 broadcasts them over top-level modes and writes a fresh result in the memory
 order of its dense operands (canonical when they disagree); operands sharing
-one dense layout are combined as flat buffers. Backward forms each operand's
-gradient in the result's rev space, sums it back over broadcast modes and
-hands it to ``Primitive.cotangents``. (About 670 lines: the two bases and the
-builders of their classes are one concept; the binary base with its five
-backward routes and the operators' scalar hot path is half of it.)
+one dense layout are combined as flat buffers. Backward runs as forward ran:
+on the flat buffers (one dense layout, or a Tensor and a scalar), else, for
+two Tensor operands, in the dense result's storage order, each gradient
+summed back over the modes broadcasting stretched; only a batched cotangent
+(and a scalar beside a Tensor not dense on its carrier, whose canonical
+result's storage order is its rev space) runs in the result's rev space.
+``Primitive.cotangents`` then puts each gradient into its input's layout.
+(About 700 lines: the two bases and the builders of their classes are one
+concept; the binary base with its three backward routes and the operators'
+scalar hot path is half of it.)
 
 A rule flagged ``linear_in_g`` has a VJP ``g * factor`` whose factor does not
-depend on ``g``. For a unit cotangent (``Ones``, or an array flagged as all
-ones; beside a Python scalar only ``Ones``) the base calls it with
-``UNIT_G`` in place of ``g``, which gets the factor itself, and multiplies
-through ``times``: no pass over the data for the ones, and on JAX the ones
-are never filled.
+depend on ``g``. For a unit cotangent the base calls it with
+``autograd.cotangents.Ones`` as ``g`` (the engine's, or one made here from
+an array flagged as all ones), so ``g * factor`` is the factor itself: no
+pass over the data for the ones, and on JAX the ones are never filled.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 
 from .._marks import _UNIT_ARRAYS, unit_alias
-from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values, times
+from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
@@ -51,7 +55,7 @@ from ._complex import is_complex_operand as _complex
 from ._primitive import Primitive, flat_function, flat_operand_source, flat_recorder
 from ._storage import flat_gradient, result_layout, storage_cotangent, storage_operand, storage_operands
 
-__all__ = ["UNIT_G", "BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
+__all__ = ["BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
 _canonical = Layout.canonical
 _FLOAT32 = DType.Float32
@@ -150,34 +154,10 @@ class BinaryRule(_Rule):
 
 # ----- the unit cotangent inside a rule ----------------------------------------------------------------
 
-class _UnitG:
-    """What a ``linear_in_g`` VJP receives as ``g`` for a unit cotangent: ``g * factor`` is ``factor``.
-
-    It supports that product only; any other use of it fails loudly.
-    """
-
-    __slots__ = ()
-    __array_ufunc__ = None  # NumPy defers ``array * UNIT_G`` to ``__rmul__`` instead of broadcasting it
-
-    def __mul__(self, factor: Any) -> Any:
-        return factor
-
-    __rmul__ = __mul__
-
-    def __repr__(self) -> str:
-        return "UNIT_G"
-
-
-UNIT_G = _UnitG()
-
-
-def _unit_product(name: str, g: Any, factor: Any, xp: Any) -> Any:
-    """``g * factor`` for a unit ``g``, with the factor a ``linear_in_g`` VJP returned for ``UNIT_G``."""
-    if factor is None:
-        return None
-    if factor is UNIT_G:
-        raise TypeError(f"{name}: a rule flagged linear_in_g returned g itself; its VJP must be g * factor")
-    return times(g, factor, xp)
+def _returned_g(node: Any) -> TypeError:
+    """The error for a rule flagged ``linear_in_g`` whose VJP handed back ``g`` (``Ones``) itself."""
+    return TypeError(f"{type(node).__name__}: a rule flagged linear_in_g returned g itself; its VJP must be "
+                     "g * factor")
 
 
 def _allocated(grad: Any, *arguments: Any) -> bool:
@@ -248,7 +228,7 @@ class _Binary(Primitive):
         else:
             raise no_tensor_operand(type(self).__name__, a, b)
         if common is not None:
-            self.flat = False  # backward reads the operands promoted, in rev space
+            self.flat = False  # backward reads the operands as Float32 (``_in_storage_order``)
             av, bv = cast_values(av, common, kind), cast_values(bv, common, kind)
         out = self.compute(kind.namespace, av, bv)
         if self.keeps_result:
@@ -293,34 +273,28 @@ class _Binary(Primitive):
     supports_batched = True
 
     def ones_for(self, dtype: Any) -> Ones | None:
-        # Besides flat buffers, two operands in the dense result's storage order take them.
+        # Besides flat buffers, two Tensor operands take them: the storage-order route (mixed dtypes too).
         ones = Primitive.ones_for(self, dtype)
         if ones is not None or not self.takes_ones:
             return ones
-        inputs = self._inputs
         saved = self.saved[0] if self.keeps_result else self.saved
-        result = self._result_layout
-        if saved is None and inputs[0]._dtype is inputs[1]._dtype and result.is_compact():
-            return Ones(result._storage_shape, dtype)
-        return None
+        return Ones(self._result_layout._storage_shape, dtype, self.kind.namespace) if saved is None else None
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
-        kind = self.kind
-        inputs = self._inputs
-        result = self._result_layout
+        # Three routes, each as forward ran: flat buffers, the dense result's storage order, or its rev space.
         if gradient.__class__ is Ones:  # offered by ``ones_for``: the storage-order case
-            return self._storage_backward(gradient, self.saved[1] if self.keeps_result else None, request)
-        if len(inputs) == 2 and inputs[0]._dtype is not inputs[1]._dtype:
-            # Mixed dtypes: a recorded node's result is Float32, so both read as Float32.
-            return self._promoted_backward(gradient, [cast_values(operand(t, kind), _FLOAT32, kind) for t in inputs],
-                                           request)
-        if self.flat and gradient._layout is result:
+            return self._storage_backward(gradient, request)
+        result = self._result_layout
+        layout = gradient._layout
+        if self.flat and layout is result:
             # Forward ran on the flat buffers (one dense layout, or a scalar): stay flat, in storage order.
-            return self.cotangents(self.backward_flat(flat_gradient(gradient, kind), request)[0], request=request)
-        saved, out = self.saved if self.keeps_result else (self.saved, None)
-        if saved is None and gradient._layout is result and result.is_compact():
-            return self._storage_backward(gradient, out, request)
-        return self._promoted_backward(gradient, None, request)
+            return self.cotangents(self.backward_flat(flat_gradient(gradient, self.kind), request)[0], request=request)
+        if len(self._inputs) == 2 and len(layout._shape_modes) == len(result._shape_modes):
+            # Two Tensor operands (of mixed dtypes too), which forward lined up with the dense result.
+            return self._storage_backward(gradient, request)
+        # A Tensor beside a scalar that is not dense on its carrier (its result is canonical, so its storage
+        # order is its rev space), or a batched cotangent, whose batch axis comes first.
+        return self._rev_backward(gradient, request)
 
     def backward_flat(self, g: Any, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.kind.namespace
@@ -347,45 +321,39 @@ class _Binary(Primitive):
                 gb = self.vjp_second(xp, g, out, av, bv) if wanted is None or wanted[1] else None
             return (ga, gb), (_allocated(ga, g, av, bv, out), gb is not ga and _allocated(gb, g, av, bv, out))
         values = flat_values(inputs[0]) if self.scalar_vjp_reads_tensor else None
-        if g.__class__ is Ones:  # offered to ``takes_ones`` nodes alone; see ``_unit_beside_scalar``
-            grad = self._unit_beside_scalar(xp, g, saved, values, out)
-        elif saved.__class__ is _Left:
+        # Beside a scalar only the engine's ``Ones`` come as such: a flagged array is multiplied by the
+        # rule as written, exact and no dearer than filling the factor (multiply's is the scalar).
+        if saved.__class__ is _Left:
             grad = self.vjp_second(xp, g, out, saved.value, values)
         else:
             grad = self.vjp_first(xp, g, out, values, saved)
+        if grad is g and g.__class__ is Ones:
+            raise _returned_g(self)
         # By the rule contract a VJP result is new or one of its array arguments.
         return (grad,), (grad is not None and grad is not g and grad is not values and grad is not out,)
 
-    def _unit_beside_scalar(self, xp, g: Ones, saved: Any, values: Any, out: Any) -> Any:
-        """The gradient for the Tensor beside a Python scalar, for ``Ones``: from the rule's factor.
-
-        Only ``Ones`` needs it. A flagged array is multiplied by the rule as written: exact, and no
-        dearer where the factor is a scalar, as multiply's is (the one linear rule with two operands).
-        """
-        if saved.__class__ is _Left:
-            factor = self.vjp_second(xp, UNIT_G, out, saved.value, values)
-        else:
-            factor = self.vjp_first(xp, UNIT_G, out, values, saved)
-        return _unit_product(type(self).__name__, g, factor, xp)
-
     def _pair(self, xp, g, a, b, out, request: Request, unit: bool | None = None) -> tuple:
-        """Both operands' gradients (None where not wanted), for a unit ``g`` each from its factor."""
+        """Both operands' gradients (None where not wanted); a unit ``g`` (``unit``: known to be,
+        else tested) is taken as ``Ones``: the engine's, or one made of a flagged array."""
         if unit is None:
-            unit = self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS)
+            unit = self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS)  # (``in``: ``is_unit`` inline)
+        if unit and g.__class__ is not Ones:
+            g = Ones(tuple(g.shape), g.dtype, xp)
         wanted = request.wanted
-        first, second = wanted is None or wanted[0], wanted is None or wanted[1]
-        if not unit:
-            return (self.vjp_first(xp, g, out, a, b) if first else None,
-                    self.vjp_second(xp, g, out, a, b) if second else None)
-        name = type(self).__name__
-        return (_unit_product(name, g, self.vjp_first(xp, UNIT_G, out, a, b), xp) if first else None,
-                _unit_product(name, g, self.vjp_second(xp, UNIT_G, out, a, b), xp) if second else None)
+        ga = self.vjp_first(xp, g, out, a, b) if wanted is None or wanted[0] else None
+        gb = self.vjp_second(xp, g, out, a, b) if wanted is None or wanted[1] else None
+        if g.__class__ is Ones and (ga is g or gb is g):
+            raise _returned_g(self)
+        return ga, gb
 
     def _lined_up_flat(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
         """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
         kind = self.kind
         result = self._result_layout
-        g = unit_alias(g, reshaped(g, result._storage_shape, kind))
+        if g.__class__ is Ones:
+            g = Ones(result._storage_shape, g.dtype, g.xp)
+        else:
+            g = unit_alias(g, reshaped(g, result._storage_shape, kind))
         # Both operands line up with the result (forward checked), so each gradient is in its own
         # storage order: flat already, or ``InStorageOrder`` N-D.
         grads, made_here = self._in_storage_order(g, out, request)
@@ -413,23 +381,26 @@ class _Binary(Primitive):
         av = bv = None
         if self.vjp_reads_operands:
             av, bv = storage_operand(a, result, kind), storage_operand(b, result, kind)
-        if out is not None and out.ndim != g.ndim:
+            if a._dtype is not b._dtype:  # a recorded node's result is Float32, so both read as Float32
+                av, bv = cast_values(av, _FLOAT32, kind), cast_values(bv, _FLOAT32, kind)
+        if out is not None and out.ndim != len(g.shape):
             out = reshaped(out, result._storage_shape, kind)
         ga, gb = self._pair(xp, g, av, bv, out, request)
         # Only a sum made for one operand is owned here: with broadcast operands a VJP
-        # may hand back a broadcast view of saved values (``times`` with a unit cotangent).
+        # may hand back a broadcast view of saved values (``Ones * factor``).
         ca, owned_a = storage_cotangent(ga, a, result, xp)
         cb, owned_b = storage_cotangent(gb, b, result, xp)
         return (ca, cb), (owned_a, owned_b)
 
-    def _storage_backward(self, gradient: Tensor, out: Any, request: Request) -> tuple:
+    def _storage_backward(self, gradient: Tensor | Ones, request: Request) -> tuple:
         """Backward in the dense result's storage order, as forward ran: no transposes on the way."""
-        g = gradient if gradient.__class__ is Ones else storage_operand(gradient, self._result_layout, self.kind)
+        out = self.saved[1] if self.keeps_result else None
+        g = gradient if isinstance(gradient, Ones) else storage_operand(gradient, self._result_layout, self.kind)
         grads, owned = self._in_storage_order(g, out, request)
         return self.cotangents(grads, owned=owned, request=request)
 
-    def _promoted_backward(self, gradient: Tensor, values: list | None, request: Request) -> tuple:
-        """Backward in the result's rev space; ``values``: the saved operands' rev arrays, when already read."""
+    def _rev_backward(self, gradient: Tensor, request: Request) -> tuple:
+        """Backward in the result's rev space (a batched cotangent's batch axis first)."""
         kind = self.kind
         xp = kind.namespace
         saved, out = self.saved if self.keeps_result else (self.saved, None)
@@ -440,7 +411,9 @@ class _Binary(Primitive):
         modes = self._result_layout._shape_modes
         if saved is None:
             a, b = inputs
-            av, bv = values or (operand(a, kind), operand(b, kind))
+            av, bv = operand(a, kind), operand(b, kind)
+            if a._dtype is not b._dtype:  # (as in ``_in_storage_order``)
+                av, bv = cast_values(av, _FLOAT32, kind), cast_values(bv, _FLOAT32, kind)
             av = expand(av, a._layout._shape_modes, modes, xp)
             bv = expand(bv, b._layout._shape_modes, modes, xp)
             ga, gb = self._pair(xp, g, av, bv, out, request)
@@ -448,7 +421,7 @@ class _Binary(Primitive):
                                     None if gb is None else unbroadcast(gb, b._layout._shape_modes, modes, xp, batch)),
                                    batch, request=request)
         tensor_values = operand(inputs[0], kind) if self.scalar_vjp_reads_tensor else None
-        # (No ``Ones`` reach this path, and beside a scalar a flagged array is multiplied, as in ``backward_flat``.)
+        # (No ``Ones`` reach this path; a flagged array is multiplied, as in ``backward_flat``.)
         if saved.__class__ is _Left:
             return self.cotangents((self.vjp_second(xp, g, out, saved.value, tensor_values),), batch, request=request)
         return self.cotangents((self.vjp_first(xp, g, out, tensor_values, saved),), batch, request=request)
@@ -580,10 +553,11 @@ class _Unary(Primitive):
         values = flat_values(self._inputs[0]) if self.needs_input else None
         saved = self.saved
         # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
-        if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
-            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, saved, values), xp)
-        else:
-            grad = self.vjp(xp, g, saved, values)
+        if self.takes_ones and g in _UNIT_ARRAYS:
+            g = Ones(tuple(g.shape), g.dtype, xp)
+        grad = self.vjp(xp, g, saved, values)
+        if grad is g and g.__class__ is Ones:
+            raise _returned_g(self)
         return (grad,), (_allocated(grad, g, values, saved),)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
@@ -600,10 +574,11 @@ class _Unary(Primitive):
         xp = kind.namespace
         if self.flat and saved is not None:
             saved = from_storage(saved, x._layout, xp)
-        if self.takes_ones and g in _UNIT_ARRAYS:  # (no ``Ones`` reach this path)
-            grad = _unit_product(type(self).__name__, g, self.vjp(xp, UNIT_G, saved, values), xp)
-        else:
-            grad = self.vjp(xp, g, saved, values)
+        if self.takes_ones and g in _UNIT_ARRAYS:  # (no ``Ones`` reach this path but flagged arrays)
+            g = Ones(tuple(g.shape), g.dtype, xp)
+        grad = self.vjp(xp, g, saved, values)
+        if grad is g and g.__class__ is Ones:
+            raise _returned_g(self)
         return self.cotangents((grad,), batch, request=request)
 
 

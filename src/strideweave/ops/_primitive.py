@@ -65,8 +65,8 @@ class Primitive(Operation):
     builtin = True
     #: whether backward also takes batched cotangents (see ``gradient_values``)
     supports_batched = False
-    #: whether backward multiplies a unit cotangent only through ``times`` (the elementwise
-    #: rules flagged ``linear_in_g``), so that ``ones_for`` may offer ``autograd.cotangents.Ones``
+    #: whether backward only scales its cotangent (the elementwise rules flagged ``linear_in_g``),
+    #: so that ``ones_for`` may offer ``autograd.cotangents.Ones`` in its place
     takes_ones = False
     #: whether ``pullback`` also takes, for a broadcast result, ``Unplaced`` sums over each storage slot
     #: (extent 1 on every stride-0 axis, ``autograd.buffers.slot_sums``) in place of the full cotangent
@@ -117,7 +117,7 @@ class Primitive(Operation):
         A flat node takes it in ``backward_flat`` as the flat buffer.
         """
         if self.takes_ones and self.flat:
-            return Ones((self._result_layout.size,), dtype)
+            return Ones((self._result_layout.size,), dtype, self.kind.namespace)
         return None
 
     def cotangents(self, grads: Sequence[Any], batch: int | None = None,
