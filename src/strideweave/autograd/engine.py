@@ -111,6 +111,8 @@ _NO_RECORD = (None, False)
 #: The cotangent forms that are not a raw buffer (see ``Traversal.run``).
 _NOT_RAW = (Tensor, Unplaced, Patch)
 _DEFERRED = (Unplaced, Patch)
+#: The ownership of a staged total that is already the detached gradient (``settle_leaves``).
+_FINAL: Any = object()
 
 
 class Traversal:
@@ -133,7 +135,7 @@ class Traversal:
         self.accumulate = accumulate      # stage leaf / retained gradients for .grad
         self.requested = requested or {}  # id -> Tensor whose totals ``grad`` returns
         self.batch = batch                # K when all K cotangents travel together (functional grad)
-        self.staged: list = []            # (Tensor, total, owned) for .grad
+        self.staged: list = []            # (Tensor, total, owned or _FINAL) for .grad
         self.captured: dict = {}          # id -> (total, owned) for requested Tensors
         self.pending: dict = {}           # key -> (value, owned), see above
         self.result_of: dict = {}         # node key -> its result Tensor, where a total must be settled
@@ -381,14 +383,19 @@ class Traversal:
         """Settle every reached leaf's total, made a Tensor."""
         pending, staged = self.pending, self.staged
         # ``settle`` and ``tensor_record`` inlined for the common leaf (once per leaf and backward): a raw
-        # total for an injective leaf, staged for ``.grad`` and not requested.
+        # total for an injective leaf, staged for ``.grad`` and not requested. An owned one is the leaf's
+        # gradient as it is (``detached_gradient``'s first case: the leaf's own kind and layout), staged
+        # as the final Tensor (``_FINAL``), with no carrier object made for it until something asks.
         common = self.accumulate and not self.requested
         for key, leaf in self.leaves.items():
             value, owned = pending[key]
             if common and not isinstance(value, _NOT_RAW) and leaf._layout._aliasing == "injective":
                 kind = where(leaf)
-                staged.append((leaf, Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind),
-                                                  leaf._layout, 0), owned))
+                if owned:
+                    staged.append((leaf, Tensor._from_raw(value, leaf._layout, kind, _FLOAT32), _FINAL))
+                else:
+                    staged.append((leaf, Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind),
+                                                      leaf._layout, 0), False))
             else:
                 self.settle(leaf, *self.tensor_record(leaf, value, owned))
 
@@ -409,8 +416,12 @@ class Traversal:
         with locked(targets):
             updates = []
             for tensor, total, owned in staged:
-                updates.append((tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
-                                else accumulated_gradient(tensor, total, owned)))
+                if tensor._grad is not None:
+                    updates.append((tensor, accumulated_gradient(tensor, total, bool(owned))))
+                elif owned is _FINAL:
+                    updates.append((tensor, total))
+                else:
+                    updates.append((tensor, detached_gradient(tensor, total, owned)))
             for tensor, value in updates:
                 _GRADIENTS.add(value)
                 tensor._grad = value
