@@ -28,6 +28,7 @@ from .dtypes import DType, SimpleDType
 from .layout import Layout, Shape, Stride
 from .layout.order import row_major
 from .ops._elementwise import scalar_operator
+from .ops.linalg import Matmul
 from .tensors import copies
 from .tensors.compute import compute
 from .tensors.creation import from_storage, from_subtensors
@@ -36,6 +37,7 @@ from .tensors.tensor import Tensor, refuse_implicit_export
 # The class these functions are attached to, untyped: its body declares their signatures for
 # type checkers (under TYPE_CHECKING), and a checker refuses assignment to a declared method.
 _Tensor: Any = Tensor
+_flat_product = Matmul.flat_product
 
 __all__ = ["attach"]
 
@@ -86,6 +88,11 @@ _DUNDERS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
 
 
 def _matmul(self, other):
+    if other.__class__ is Tensor and self.__class__ is Tensor and self._dtype is _FLOAT32 \
+            and other._dtype is _FLOAT32:
+        result = _flat_product(self, other)  # two dense matrices: ``xp.matmul``'s first step, without its calls
+        if result is not None:
+            return result
     if other.__class__ is not Tensor:
         other = _native_operands.constant(self, other, "'@'")
     return xp.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
