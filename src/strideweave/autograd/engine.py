@@ -82,7 +82,7 @@ def first_order_error(what: str) -> RuntimeError:
 
 def discover(root: Any) -> tuple[dict, list]:
     """Nodes reachable from ``root`` and, per node, the number of edges that reach it."""
-    if root.released:
+    if root._released:
         raise released_error(root)
     ContentWatch.begin_traversal()
     dependencies = {id(root): 0}
@@ -382,19 +382,24 @@ class Traversal:
     def settle_leaves(self) -> None:
         """Settle every reached leaf's total, made a Tensor."""
         pending, staged = self.pending, self.staged
-        # ``settle`` and ``tensor_record`` inlined for the common leaf (once per leaf and backward): a raw
-        # total for an injective leaf, staged for ``.grad`` and not requested. An owned one is the leaf's
-        # gradient as it is (``detached_gradient``'s first case: the leaf's own kind and layout), staged
-        # as the final Tensor (``_FINAL``), with no carrier object made for it until something asks.
+        # ``settle``, ``tensor_record`` and ``detached_gradient`` inlined for the common leaf (once per leaf
+        # and backward): a raw total for a compact leaf, staged for ``.grad`` and not requested. It is the
+        # buffer of the leaf's gradient in its own kind and layout: as it is where the traversal owns it,
+        # else copied (on carriers whose flat arrays are their storage, as ``detached_gradient`` copies),
+        # and staged as the final Tensor (``_FINAL``), with no carrier object made until something asks.
         common = self.accumulate and not self.requested
         for key, leaf in self.leaves.items():
             value, owned = pending[key]
-            if common and not isinstance(value, _NOT_RAW) and leaf._layout._aliasing == "injective":
+            if common and not isinstance(value, _NOT_RAW) and leaf._layout._is_compact:
                 kind = where(leaf)
+                cls = kind.cls
                 if owned:
                     staged.append((leaf, Tensor._from_raw(value, leaf._layout, kind, _FLOAT32), _FINAL))
+                elif not cls.keeps_shape and not cls.natural_products:
+                    staged.append((leaf, Tensor._from_raw(cls._fresh_copy(kind.namespace, value), leaf._layout,
+                                                          kind, _FLOAT32), _FINAL))
                 else:
-                    staged.append((leaf, Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind),
+                    staged.append((leaf, Tensor._make(cls._adopt(value, kind.namespace, kind.device, kind),
                                                       leaf._layout, 0), False))
             else:
                 self.settle(leaf, *self.tensor_record(leaf, value, owned))
@@ -479,8 +484,10 @@ def require_one_subtensor(tensor: Tensor, what: str) -> None:
 
 def backward(tensor: Tensor, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
     """``tensor.backward``: accumulate gradients into ``.grad`` of reached leaves and retained Tensors."""
-    tensor._require_differentiable("backward()")
-    require_one_subtensor(tensor, "backward()")
+    if tensor._dtype is not _FLOAT32:  # (the two checks' tests, read here: once per backward)
+        tensor._require_differentiable("backward()")
+    if tensor._blocks is not None:
+        require_one_subtensor(tensor, "backward()")
     if gradient is None:
         if tensor._layout._shape_modes not in ((1,), ()):
             raise ValueError(f"backward() without a gradient needs a scalar Tensor with exactly one top-level leaf "

@@ -57,6 +57,10 @@ class NumpyCarrier(LibraryCarrier):
         return np.add(into, other, out=into)
 
     @staticmethod
+    def _fresh_copy(xp, array):
+        return array.copy()  # a C-ordered new array, as ``asarray(copy=True)`` makes, without its wrapper
+
+    @staticmethod
     def _copied(source, result):
         # A view's base is ``source`` or what ``source`` views (NumPy collapses chains of views); a
         # copy's is the new array. Anything else is asked of the bounds, where "may" errs towards shared.
