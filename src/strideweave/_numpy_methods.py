@@ -24,7 +24,7 @@ from .ops.reduction import RULES as _RULES
 __all__ = ["METHODS"]
 
 _FLOAT32 = DType.Float32
-_Sum = _RULES["sum"]
+_Sum: Any = _RULES["sum"]  # a Reduction class (the table is typed by ``type``)
 
 
 def _no_out(name: str, out: Any) -> None:
