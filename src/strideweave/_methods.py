@@ -28,6 +28,7 @@ from .dtypes import DType, SimpleDType
 from .layout import Layout, Shape, Stride
 from .layout.order import row_major
 from .ops._elementwise import scalar_operator
+from .ops._lined_up import with_lined_up
 from .ops.linalg import Matmul
 from .tensors import copies
 from .tensors.compute import compute
@@ -68,15 +69,23 @@ def _binary(name: str, reflected: bool = False):
     # layout: ``with_scalar``, ``with_tensor``) are written into the operator itself (``scalar_operator``),
     # which hands everything else to ``method``.
     run = (lambda self, other: fn(other, self)) if reflected else fn
+    op_class = getattr(fn, "op_class", None)
 
     def method(self, other):
         if other.__class__ is float or isinstance(other, Tensor):
+            if other.__class__ is Tensor and op_class is not None and self.__class__ is Tensor \
+                    and self._dtype is _FLOAT32 and other._dtype is _FLOAT32:
+                # Two Float32 Tensors of different shapes (one shape is the operator's own hot path): the
+                # broadcast whose buffers line up is recorded in one step.
+                result = with_lined_up(op_class, other, self) if reflected else with_lined_up(op_class, self, other)
+                if result is not None:
+                    return result
             return run(self, other)
         return run(self, _native_operands.constant(self, other, what))
     method.__name__ = name
-    if getattr(fn, "op_class", None) is None:
+    if op_class is None:
         return method
-    return scalar_operator(fn.op_class, name, reflected, method)
+    return scalar_operator(op_class, name, reflected, method)
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "remainder": "%",
