@@ -88,21 +88,39 @@ def discover(root: Any) -> tuple[dict, list]:
     dependencies = {id(root): 0}
     nodes = [root]
     stack = [root]
+    get, append = dependencies.get, nodes.append
     while stack:
-        for tensor in stack.pop()._inputs:
-            child = tensor._ctx
+        inputs = stack.pop()._inputs
+        # A chain (one input whose node is new: elementwise work, mostly) is walked without the stack.
+        while len(inputs) == 1:
+            child = inputs[0]._ctx
             if child is None:
-                continue
+                break
             key = id(child)
-            count = dependencies.get(key)
-            if count is None:
-                if child._released:
-                    raise released_error(child)
-                dependencies[key] = 1
-                nodes.append(child)
-                stack.append(child)
-            else:
+            count = get(key)
+            if count is not None:
                 dependencies[key] = count + 1
+                break
+            if child._released:
+                raise released_error(child)
+            dependencies[key] = 1
+            append(child)
+            inputs = child._inputs
+        else:
+            for tensor in inputs:
+                child = tensor._ctx
+                if child is None:
+                    continue
+                key = id(child)
+                count = get(key)
+                if count is None:
+                    if child._released:
+                        raise released_error(child)
+                    dependencies[key] = 1
+                    append(child)
+                    stack.append(child)
+                else:
+                    dependencies[key] = count + 1
     return dependencies, nodes
 
 
