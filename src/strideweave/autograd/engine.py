@@ -263,10 +263,15 @@ class Traversal:
         rule_requests = (REQUESTS[unbatched, False], REQUESTS[unbatched, True])
         requests = (rule_requests, (REQUESTS[False, False], REQUESTS[False, True]))
         observe_all = bool(self.requested) or not unbatched  # every reached Tensor's total is wanted
+        direct = False
         if root_tensor is not None:
-            result_of[id(root)] = root_tensor
+            if unbatched and root.flat and not isinstance(cotangent, _NOT_RAW) and not root_tensor._retains_grad \
+                    and id(root_tensor) not in self.requested:
+                direct = True  # a raw seed (``_unit_seed``) for a flat root whose total nothing observes
+            else:
+                result_of[id(root)] = root_tensor
         ready: list = []
-        node, gradient, owned, direct = root, cotangent, False, False
+        node, gradient, owned = root, cotangent, False
         while True:
             if node is None:
                 if not ready:
