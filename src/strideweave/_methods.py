@@ -28,6 +28,8 @@ from .dtypes import DType, SimpleDType
 from .layout import Layout, Shape, Stride
 from .layout.order import row_major
 from .ops._elementwise import scalar_operator
+from .ops._lined_up import with_lined_up
+from .ops.linalg import Matmul
 from .tensors import copies
 from .tensors.compute import compute
 from .tensors.creation import from_storage, from_subtensors
@@ -36,6 +38,7 @@ from .tensors.tensor import Tensor, refuse_implicit_export
 # The class these functions are attached to, untyped: its body declares their signatures for
 # type checkers (under TYPE_CHECKING), and a checker refuses assignment to a declared method.
 _Tensor: Any = Tensor
+_flat_product = Matmul.flat_product
 
 __all__ = ["attach"]
 
@@ -66,15 +69,23 @@ def _binary(name: str, reflected: bool = False):
     # layout: ``with_scalar``, ``with_tensor``) are written into the operator itself (``scalar_operator``),
     # which hands everything else to ``method``.
     run = (lambda self, other: fn(other, self)) if reflected else fn
+    op_class = getattr(fn, "op_class", None)
 
     def method(self, other):
         if other.__class__ is float or isinstance(other, Tensor):
+            if other.__class__ is Tensor and op_class is not None and self.__class__ is Tensor \
+                    and self._dtype is _FLOAT32 and other._dtype is _FLOAT32:
+                # Two Float32 Tensors of different shapes (one shape is the operator's own hot path): the
+                # broadcast whose buffers line up is recorded in one step.
+                result = with_lined_up(op_class, other, self) if reflected else with_lined_up(op_class, self, other)
+                if result is not None:
+                    return result
             return run(self, other)
         return run(self, _native_operands.constant(self, other, what))
     method.__name__ = name
-    if getattr(fn, "op_class", None) is None:
+    if op_class is None:
         return method
-    return scalar_operator(fn.op_class, name, reflected, method)
+    return scalar_operator(op_class, name, reflected, method)
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "remainder": "%",
@@ -86,6 +97,11 @@ _DUNDERS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
 
 
 def _matmul(self, other):
+    if other.__class__ is Tensor and self.__class__ is Tensor and self._dtype is _FLOAT32 \
+            and other._dtype is _FLOAT32:
+        result = _flat_product(self, other)  # two dense matrices: ``xp.matmul``'s first step, without its calls
+        if result is not None:
+            return result
     if other.__class__ is not Tensor:
         other = _native_operands.constant(self, other, "'@'")
     return xp.matmul(self, other) if isinstance(other, Tensor) else NotImplemented

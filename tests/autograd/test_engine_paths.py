@@ -194,3 +194,44 @@ def test_a_custom_node_hands_its_cotangent_straight_into_a_flat_chain(carrier):
     loss.backward()
     np.testing.assert_array_equal(_values(h.grad), [5.0, 5.0, 5.0])
     np.testing.assert_array_equal(_values(x.grad), [30.0, 30.0, 30.0])
+
+
+def test_an_owned_raw_leaf_total_is_the_grad_and_accumulates(carrier):
+    # tanh's VJP allocates the leaf's total, which becomes its .grad without a copy: it must still be a
+    # detached gradient in the leaf's layout and carrier class, and a second backward must add to it.
+    values = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+    x = sw.tensor(values, carrier=carrier)
+    sw.tanh(x).sum().backward()
+    expected = 1.0 - np.tanh(values.astype(np.float64)) ** 2
+    assert x.grad.layout == x.layout and type(x.grad.carrier) is type(x.carrier)
+    assert x.grad.autograd_ctx is None
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+    sw.tanh(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * expected, rtol=1e-6)
+    first = x.grad
+    x.grad = None
+    sw.tanh(x).sum().backward()
+    assert x.grad is not first
+    np.testing.assert_allclose(first.numpy(), 2 * expected, rtol=1e-6)  # the earlier .grad was not reused
+
+
+def test_a_shared_raw_leaf_total_is_copied_into_a_private_grad(carrier):
+    # x's total in (x * w).sum() is w's own values (a unit cotangent times w), and a full sum's total is
+    # one value spread over x: each .grad must be a private, writable copy.
+    x0 = np.array([[1.0, -2.0], [3.5, 0.25]], np.float32)
+    w0 = np.array([[0.5, 4.0], [-1.5, 2.0]], np.float32)
+    x, w = sw.tensor(x0, carrier=carrier), sw.tensor(w0, carrier=carrier)
+    (x * w).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), w0)
+    np.testing.assert_array_equal(w.grad.numpy(), x0)
+    assert x.grad.layout == x.layout and type(x.grad.carrier) is type(x.carrier)
+    x.grad.fill_(5.0)
+    np.testing.assert_array_equal(w.numpy(), w0)
+    w.fill_(0.0)
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 5.0))
+    y = sw.tensor(x0, carrier=carrier)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), np.ones((2, 2)))
+    y.grad.fill_(2.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), np.full((2, 2), 3.0))

@@ -188,3 +188,19 @@ def test_a_full_operands_gradient_is_private_whether_or_not_flattening_copied(ca
     np.testing.assert_allclose(_values(w.grad), expected_w, rtol=1e-5)
     np.testing.assert_array_equal(_values(w), w0)
     np.testing.assert_array_equal(_values(A), A0)
+
+
+@pytest.mark.parametrize("orders", ["CC", "CF", "FC", "FF"])
+def test_matmul_of_two_matrices_in_any_pair_of_storage_orders(carrier, orders):
+    """Each operand's gradient is written in its own storage order, whichever the other's is."""
+    A0, B0 = X0, W10.T.copy()  # (5, 3) @ (3, 4)
+    A, B = _leaf(A0, carrier, orders[0]), _leaf(B0, carrier, orders[1])
+    sw.sum(sw.tanh(A @ B)).backward()
+    tA = torch.tensor(A0.astype(np.float64), requires_grad=True)
+    tB = torch.tensor(B0.astype(np.float64), requires_grad=True)
+    torch.tanh(tA @ tB).sum().backward()
+    assert A.grad.layout == A.layout and B.grad.layout == B.layout
+    np.testing.assert_allclose(_values(A.grad), tA.grad.numpy(), rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(_values(B.grad), tB.grad.numpy(), rtol=2e-5, atol=1e-6)
+    np.testing.assert_array_equal(A.numpy(), A0)  # saved operands never written
+    np.testing.assert_array_equal(B.numpy(), B0)

@@ -82,27 +82,45 @@ def first_order_error(what: str) -> RuntimeError:
 
 def discover(root: Any) -> tuple[dict, list]:
     """Nodes reachable from ``root`` and, per node, the number of edges that reach it."""
-    if root.released:
+    if root._released:
         raise released_error(root)
     ContentWatch.begin_traversal()
     dependencies = {id(root): 0}
     nodes = [root]
     stack = [root]
+    get, append = dependencies.get, nodes.append
     while stack:
-        for tensor in stack.pop()._inputs:
-            child = tensor._ctx
+        inputs = stack.pop()._inputs
+        # A chain (one input whose node is new: elementwise work, mostly) is walked without the stack.
+        while len(inputs) == 1:
+            child = inputs[0]._ctx
             if child is None:
-                continue
+                break
             key = id(child)
-            count = dependencies.get(key)
-            if count is None:
-                if child._released:
-                    raise released_error(child)
-                dependencies[key] = 1
-                nodes.append(child)
-                stack.append(child)
-            else:
+            count = get(key)
+            if count is not None:
                 dependencies[key] = count + 1
+                break
+            if child._released:
+                raise released_error(child)
+            dependencies[key] = 1
+            append(child)
+            inputs = child._inputs
+        else:
+            for tensor in inputs:
+                child = tensor._ctx
+                if child is None:
+                    continue
+                key = id(child)
+                count = get(key)
+                if count is None:
+                    if child._released:
+                        raise released_error(child)
+                    dependencies[key] = 1
+                    append(child)
+                    stack.append(child)
+                else:
+                    dependencies[key] = count + 1
     return dependencies, nodes
 
 
@@ -111,6 +129,8 @@ _NO_RECORD = (None, False)
 #: The cotangent forms that are not a raw buffer (see ``Traversal.run``).
 _NOT_RAW = (Tensor, Unplaced, Patch, Ones)
 _DEFERRED = (Unplaced, Patch, Ones)
+#: The ownership of a staged total that is already the detached gradient (``settle_leaves``).
+_FINAL: Any = object()
 
 
 class Traversal:
@@ -134,7 +154,7 @@ class Traversal:
         self.accumulate = accumulate      # stage leaf / retained gradients for .grad
         self.requested = requested or {}  # id -> Tensor whose totals ``grad`` returns
         self.batch = batch                # K when all K cotangents travel together (functional grad)
-        self.staged: list = []            # (Tensor, total, owned) for .grad
+        self.staged: list = []            # (Tensor, total, owned or _FINAL) for .grad
         self.captured: dict = {}          # id -> (total, owned) for requested Tensors
         self.pending: dict = {}           # key -> (value, owned), see above
         self.result_of: dict = {}         # node key -> its result Tensor, where a total must be settled
@@ -252,10 +272,15 @@ class Traversal:
         rule_requests = (REQUESTS[unbatched, False], REQUESTS[unbatched, True])
         requests = (rule_requests, (REQUESTS[False, False], REQUESTS[False, True]))
         observe_all = bool(self.requested) or not unbatched  # every reached Tensor's total is wanted
+        direct = False
         if root_tensor is not None:
-            result_of[id(root)] = root_tensor
+            if unbatched and root.flat and not isinstance(cotangent, _NOT_RAW) and not root_tensor._retains_grad \
+                    and id(root_tensor) not in self.requested:
+                direct = True  # a raw seed (``_unit_seed``) for a flat root whose total nothing observes
+            else:
+                result_of[id(root)] = root_tensor
         ready: list = []
-        node, gradient, owned, direct = root, cotangent, False, False
+        node, gradient, owned = root, cotangent, False
         while True:
             if node is None:
                 if not ready:
@@ -389,15 +414,25 @@ class Traversal:
     def settle_leaves(self) -> None:
         """Settle every reached leaf's total, made a Tensor."""
         pending, staged = self.pending, self.staged
-        # ``settle`` and ``tensor_record`` inlined for the common leaf (once per leaf and backward): a raw
-        # total for an injective leaf, staged for ``.grad`` and not requested.
+        # ``settle``, ``tensor_record`` and ``detached_gradient`` inlined for the common leaf (once per leaf
+        # and backward): a raw total for a compact leaf, staged for ``.grad`` and not requested. It is the
+        # buffer of the leaf's gradient in its own kind and layout: as it is where the traversal owns it,
+        # else copied (on carriers whose flat arrays are their storage, as ``detached_gradient`` copies),
+        # and staged as the final Tensor (``_FINAL``), with no carrier object made until something asks.
         common = self.accumulate and not self.requested
         for key, leaf in self.leaves.items():
             value, owned = pending[key]
-            if common and not isinstance(value, _NOT_RAW) and leaf._layout._aliasing == "injective":
+            if common and not isinstance(value, _NOT_RAW) and leaf._layout._is_compact:
                 kind = where(leaf)
-                staged.append((leaf, Tensor._make(kind.cls._adopt(value, kind.namespace, kind.device, kind),
-                                                  leaf._layout, 0), owned))
+                cls = kind.cls
+                if owned:
+                    staged.append((leaf, Tensor._from_raw(value, leaf._layout, kind, _FLOAT32), _FINAL))
+                elif not cls.keeps_shape and not cls.natural_products:
+                    staged.append((leaf, Tensor._from_raw(cls._fresh_copy(kind.namespace, value), leaf._layout,
+                                                          kind, _FLOAT32), _FINAL))
+                else:
+                    staged.append((leaf, Tensor._make(cls._adopt(value, kind.namespace, kind.device, kind),
+                                                      leaf._layout, 0), False))
             else:
                 self.settle(leaf, *self.tensor_record(leaf, value, owned))
 
@@ -418,8 +453,12 @@ class Traversal:
         with locked(targets):
             updates = []
             for tensor, total, owned in staged:
-                updates.append((tensor, detached_gradient(tensor, total, owned) if tensor._grad is None
-                                else accumulated_gradient(tensor, total, owned)))
+                if tensor._grad is not None:
+                    updates.append((tensor, accumulated_gradient(tensor, total, bool(owned))))
+                elif owned is _FINAL:
+                    updates.append((tensor, total))
+                else:
+                    updates.append((tensor, detached_gradient(tensor, total, owned)))
             for tensor, value in updates:
                 _GRADIENTS.add(value)
                 tensor._grad = value
@@ -477,8 +516,10 @@ def require_one_subtensor(tensor: Tensor, what: str) -> None:
 
 def backward(tensor: Tensor, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
     """``tensor.backward``: accumulate gradients into ``.grad`` of reached leaves and retained Tensors."""
-    tensor._require_differentiable("backward()")
-    require_one_subtensor(tensor, "backward()")
+    if tensor._dtype is not _FLOAT32:  # (the two checks' tests, read here: once per backward)
+        tensor._require_differentiable("backward()")
+    if tensor._blocks is not None:
+        require_one_subtensor(tensor, "backward()")
     if gradient is None:
         if tensor._layout._shape_modes not in ((1,), ()):
             raise ValueError(f"backward() without a gradient needs a scalar Tensor with exactly one top-level leaf "

@@ -111,6 +111,9 @@ class Carrier(GenericHooks):
     natural_products = False
     #: whether native arrays never change once made, so a flag on one (``mark_unit``) stays true
     immutable_arrays = False
+    #: whether ``_spread`` reads nothing of the carrier (a static method): the class then stands in for
+    #: the carrier of a result not yet made one (``Tensor._from_raw``), which need not be made for it
+    spreads_alone = False
     #: whether a write changes the buffer's memory in place (not by swapping in a new array), so two
     #: carriers over one memory would each miss the other's writes (``ops._natural.own_storage``)
     writes_in_place = True

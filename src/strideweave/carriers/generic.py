@@ -71,6 +71,11 @@ class GenericHooks:
         return into + other
 
     @staticmethod
+    def _fresh_copy(xp, array):
+        """A new array with ``array``'s values that nothing else refers to (a detached gradient's storage)."""
+        return xp.asarray(array, copy=True)
+
+    @staticmethod
     def _copied(source, result):
         """Whether ``result``, a reshape of ``source``, is a new array rather than a view of it.
 

@@ -57,6 +57,10 @@ class NumpyCarrier(LibraryCarrier):
         return np.add(into, other, out=into)
 
     @staticmethod
+    def _fresh_copy(xp, array):
+        return array.copy()  # a C-ordered new array, as ``asarray(copy=True)`` makes, without its wrapper
+
+    @staticmethod
     def _copied(source, result):
         # A view's base is ``source`` or what ``source`` views (NumPy collapses chains of views); a
         # copy's is the new array. Anything else is asked of the bounds, where "may" errs towards shared.
@@ -65,7 +69,10 @@ class NumpyCarrier(LibraryCarrier):
             return False
         return not np.may_share_memory(source, result)
 
-    def _spread(self, one, size):
+    spreads_alone = True
+
+    @staticmethod
+    def _spread(one, size):
         # ``np.broadcast_to`` is Python code building an iterator (about 4 us); a read-only stride-0
         # ndarray over ``one``'s element is the same view (about 1 us). A full reduction's gradient.
         view = np.ndarray((size,), one.dtype, one, 0, (0,))

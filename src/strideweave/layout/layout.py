@@ -210,6 +210,8 @@ _DERIVED: dict[str, Callable[[Layout], Any]] = {
     "_is_compact": lambda layout: layout._aliasing == "injective" and layout._cosize == layout._size,
     "_is_canonical": lambda layout: layout._stride_modes == _canonical(layout._shape_modes)._stride_modes,
     "_rev_leaf_shape": lambda layout: layout._leaf_shape[::-1],
+    # the transpose: the top-level modes in reverse order (``ops.views.transpose``, twice per layer of an MLP)
+    "_reversed": lambda layout: Layout._trusted(layout._shape_modes[::-1], layout._stride_modes[::-1]),
     "_hash": lambda layout: hash(("Layout", layout._shape_modes, layout._stride_modes)),
 }
 
@@ -248,6 +250,7 @@ class Layout:
         "_mode_leaf_counts",
         "_mode_sizes",
         "_rev_leaf_shape",
+        "_reversed",
         "_shape",
         "_shape_modes",
         "_size",
@@ -268,6 +271,7 @@ class Layout:
     _mode_leaf_counts: tuple[int, ...]
     _aliasing: str
     _rev_leaf_shape: tuple[int, ...]
+    _reversed: Layout
     _is_canonical: bool
     _is_compact: bool
     _hash: int

@@ -128,7 +128,9 @@ class Reduction(Primitive):
         axes, _, _, inv_count = self.saved
         one = self.vjp(kind.namespace, g, None, None, axes=axes, n=inv_count)
         x = self._inputs[0]
-        return (spread(one, x._layout.size, kind, like=x._carriers[0]),), (False,)  # a stride-0 view
+        carriers = x._carrier_tuple
+        like = carriers[0] if carriers is not None else kind.cls if kind.cls.spreads_alone else x._materialize()[0]
+        return (spread(one, x._layout._size, kind, like=like),), (False,)  # a stride-0 view
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         xp = self.kind.namespace

@@ -12,6 +12,7 @@ import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._generate import indent as _indent
 from ..autograd.cotangents import EVERY, Request, gradient_values
 from ..dtypes import DType, result_type
 from ..layout import Layout
@@ -146,8 +147,18 @@ class Matmul(Primitive):
             av, bv = saved
         else:
             av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
-        g = reshaped(g, (bv.shape[0], av.shape[1]), kind)  # the rev shape of the result, ``bv @ av``
         wanted = request.wanted  # ``wants`` inlined: None (the usual case) wants both
+        if wanted is None and kind.cls.native_methods:
+            # The usual case, ``reshaped`` and ``_product_in_storage`` inlined: two GEMMs, each written in
+            # its operand's storage order (canonical, or against rev order: the transposed product).
+            g = g.reshape((bv.shape[0], av.shape[1]))  # the rev shape of the result, ``bv @ av``
+            perm_a, perm_b = a._layout._storage_perm, b._layout._storage_perm
+            grad_a = (bv.T @ g).reshape(-1) if perm_a is None else (g.T @ bv).reshape(-1) if perm_a == (1, 0) \
+                else _product_in_storage(bv.T, g, a._layout, kind)
+            grad_b = (g @ av.T).reshape(-1) if perm_b is None else (av @ g.T).reshape(-1) if perm_b == (1, 0) \
+                else _product_in_storage(g, av.T, b._layout, kind)
+            return (grad_a, grad_b), (True, True)  # new GEMM results
+        g = reshaped(g, (bv.shape[0], av.shape[1]), kind)
         grad_a = _product_in_storage(bv.T, g, a._layout, kind) if wanted is None or wanted[0] else None
         grad_b = _product_in_storage(g, av.T, b._layout, kind) if wanted is None or wanted[1] else None
         return (grad_a, grad_b), (grad_a is not None, grad_b is not None)  # new GEMM results
@@ -233,6 +244,20 @@ def _dense_modes(tensor: Tensor, kind) -> Any:
     return mode_operand(tensor, kind)
 
 
+def _dense_modes_source(tensor: str, flat: str, target: str) -> str:
+    """Source binding ``target`` to ``_dense_modes``'s array for ``tensor``, whose flat buffer is ``flat``, on a
+    carrier whose arrays have the standard's methods (``native_methods``): ``_dense_modes`` inlined."""
+    return f"""\
+perm = {tensor}._layout._storage_perm
+if perm is None:
+    {target} = {flat}.reshape({tensor}._layout._mode_sizes[::-1])
+elif perm == (1, 0):
+    {target} = {flat}.reshape({tensor}._layout._storage_shape).T
+else:
+    {target} = mode_operand({tensor}, kind)
+"""
+
+
 def _product_in_storage(left: Any, right: Any, layout: Layout, kind) -> Any:
     """``left @ right``, the rev array of a two-mode ``layout``'s modes, as 1-D in its storage order.
 
@@ -263,12 +288,16 @@ if len(a_layout._shape_modes) != 2 or len(b_layout._shape_modes) != 2 \\
     + flat_operand_source("b", "other", "other_kind") + """\
 if (other_kind is not kind and other_kind != kind) or kind.cls.natural_products:
     return None
-av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
-out = reshaped(bv @ av, (-1,), kind)
+if kind.cls.native_methods:
+""" + _indent(_dense_modes_source("a", "values", "av") + _dense_modes_source("b", "other", "bv")) + """\
+    out = (bv @ av).reshape(-1)
+else:
+    av, bv = _dense_modes(a, kind), _dense_modes(b, kind)
+    out = reshaped(bv @ av, (-1,), kind)
 layout = _canonical((a_layout._shape_modes[0], b_layout._shape_modes[1]))
 saved = (av, bv)
 inputs = (a, b)
-""", {"_dense_modes": _dense_modes, "reshaped": reshaped, "_canonical": Layout.canonical},
+""", {"_dense_modes": _dense_modes, "reshaped": reshaped, "_canonical": Layout.canonical, "mode_operand": mode_operand},
     """The product of two Float32 matrices dense on one carrier kind, made and recorded as ``Matmul``'s
     flat forward makes it (a flat node saving both operands' buffers), or None for the general path.
     """, names=("a", "b"))

@@ -28,7 +28,6 @@ from ..tensors.values import dense_carrier, kind_of, operand, wrap
 from ..tensors.writes import write
 from ._args import not_a_tensor
 from ._primitive import Primitive
-from ._storage import flat_capable
 from .manipulation import copy
 
 __all__ = ["broadcast_to", "from_dlpack", "getitem", "permute", "reshape", "slices", "transpose", "view",
@@ -135,11 +134,14 @@ class View(Primitive):
         carrier = (x._carrier_tuple or x._materialize())[0]  # the ``_carriers`` property, inlined
         result = Tensor._make(carrier, layout, offset)
         result._dtype = x._dtype
-        if offset == 0 and layout.size == carrier._size and layout.is_compact():
+        if offset == 0 and layout._size == carrier._size and layout._is_compact:
             # A permutation of a dense source's whole buffer (transpose, permute, reshape):
             # both read the same storage slot for slot, so one raw cotangent serves both.
-            kind = kind_of(carrier)
-            if flat_capable((x,), kind):
+            kind = carrier._kind or kind_of(carrier)
+            source = x._layout
+            # ``flat_capable((x,), kind)`` inlined (the kind is the carrier's own): once per view
+            if not kind.cls.keeps_shape and x._offset == 0 and x._blocks is None and source._is_compact \
+                    and source._size == carrier._size:
                 self.kind = kind
                 self.flat = True
         return result
@@ -405,9 +407,7 @@ def transpose(x: Tensor, order: Sequence[int] | None = None) -> Tensor:
     """Reverse the top-level modes (NumPy's default), or permute them by ``order``."""
     if order is None and isinstance(x, Tensor):
         # The reversal is a permutation of any rank: ``permute``'s checks could not fail (``.T`` per layer).
-        layout = x._layout
-        return _make_view(x, _permuted(layout, tuple(range(len(layout._shape_modes) - 1, -1, -1))), x._offset,
-                          "permute")
+        return _make_view(x, x._layout._reversed, x._offset, "permute")
     return permute(x, tuple(range(x._layout.rank - 1, -1, -1)) if order is None else order)
 
 
