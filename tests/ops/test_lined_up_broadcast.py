@@ -44,3 +44,28 @@ def test_a_lined_up_broadcast_still_refuses_a_write_into_a_saved_operand():
         out.backward()
     with pytest.raises(ValueError, match="do not broadcast"):
         a + sw.tensor(np.ones(2, np.float32))
+
+
+@pytest.mark.parametrize("symbol", ["+", "*", "/"])
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), (3, 1)), ((3, 4), (1, 1))])
+@pytest.mark.parametrize("seed", ["unit", "values"])
+def test_a_flat_broadcast_backward_sums_each_gradient_to_its_operand(symbol, shapes, seed):
+    """Backward of a flat node whose operands broadcast (one or both), under a unit and a general cotangent."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    values = [rng.uniform(0.5, 2.0, shape).astype(np.float32) for shape in shapes]
+    a, b = (sw.tensor(v) for v in values)
+    apply = {"+": lambda x, y: x + y, "*": lambda x, y: x * y, "/": lambda x, y: x / y}[symbol]
+    out = apply(a, b)
+    assert out.autograd_ctx.flat
+    t_a, t_b = (torch.tensor(v.astype(np.float64), requires_grad=True) for v in values)
+    t_out = apply(t_a, t_b)
+    if seed == "unit":
+        out.sum().backward()
+        t_out.sum().backward()
+    else:
+        (out * out).sum().backward()
+        (t_out * t_out).sum().backward()
+    for mine, theirs in ((a, t_a), (b, t_b)):
+        assert mine.grad.shape == mine.shape
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=2e-5)

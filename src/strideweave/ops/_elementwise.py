@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
 from .._marks import _UNIT_ARRAYS, unit_alias
-from ..autograd.cotangents import EVERY, InStorageOrder, Ones, Request, gradient_values
+from ..autograd.cotangents import EVERY, Ones, Request, gradient_values
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
 from ..tensors.broadcasting import broadcast_modes, expand, unbroadcast
@@ -53,7 +54,15 @@ from ._blockwise import run_blockwise
 from ._complex import COMPLEX_ELEMENTWISE, complex_forward
 from ._complex import is_complex_operand as _complex
 from ._primitive import Primitive, flat_function, flat_operand_source, flat_recorder
-from ._storage import flat_gradient, result_layout, storage_cotangent, storage_operand, storage_operands
+from ._storage import (
+    buffer_shape,
+    flat_gradient,
+    result_layout,
+    storage_cotangent,
+    storage_operand,
+    storage_operands,
+    summed,
+)
 
 __all__ = ["BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
@@ -171,6 +180,12 @@ def _allocated(grad: Any, *arguments: Any) -> bool:
 
 
 # ----- binary operations ------------------------------------------------------------------------------
+
+@lru_cache(maxsize=256)
+def _stretched(own: tuple, shape: tuple) -> tuple:
+    """The axes of ``shape`` along which an operand lined up as ``own`` stretches (extent 1 there)."""
+    return tuple(axis for axis, (n, m) in enumerate(zip(own, shape)) if n == 1 and m != 1)
+
 
 class _Left:
     """A binary operation's scalar first argument (``2.0 - x``), as its node saves it."""
@@ -307,7 +322,7 @@ class _Binary(Primitive):
             av, bv = flat_values(inputs[0]), flat_values(inputs[1])
             size = g.shape[0]
             if av.shape[0] != size or bv.shape[0] != size:
-                return self._lined_up_flat(g, out, request)
+                return self._lined_up_flat(g, av, bv, out, request)
             if out is not None and out.ndim != 1:
                 # Forward ran on operands lined up N-D that hold as many elements as the result
                 # (``(2,)`` beside ``(1, 2)``): its saved result is N-D too, and ``g`` is flat.
@@ -346,29 +361,54 @@ class _Binary(Primitive):
             raise _returned_g(self)
         return ga, gb
 
-    def _lined_up_flat(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
-        """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order."""
+    def _lined_up_flat(self, g: Any, av: Any, bv: Any, out: Any, request: Request) -> tuple[tuple, tuple]:
+        """``backward_flat`` where an operand broadcasts: each gradient summed to its own buffer's order.
+
+        Forward lined both buffers up with the result's storage order (``storage_operands`` or
+        ``with_lined_up``), so an operand's gradient is the result-shaped one summed over the axes
+        its lined-up shape stretches, read flat; ``g`` handed back whole stays the flat ``g``.
+        """
         kind = self.kind
         result = self._result_layout
+        shape = result._storage_shape
+        a, b = self._inputs
+        # (Neither is None: forward ran flat only where both buffers line up.)
+        a_shape: Any = buffer_shape(a, result)
+        b_shape: Any = buffer_shape(b, result)
+        flat_g = g
         if g.__class__ is Ones:
-            g = Ones(result._storage_shape, g.dtype, g.xp)
+            g = Ones(shape, g.dtype, g.xp)
         else:
-            g = unit_alias(g, reshaped(g, result._storage_shape, kind))
-        # Both operands line up with the result (forward checked), so each gradient is in its own
-        # storage order: flat already, or ``InStorageOrder`` N-D.
-        grads, made_here = self._in_storage_order(g, out, request)
+            g = unit_alias(g, reshaped(g, shape, kind))
+        if self.vjp_reads_operands:
+            av, bv = reshaped(av, a_shape, kind), reshaped(bv, b_shape, kind)
+        else:
+            av = bv = None
+        if out is not None and out.ndim != len(shape):
+            out = reshaped(out, shape, kind)
+        grads = self._pair(kind.namespace, g, av, bv, out, request)
         flats: list = []
         owned: list = []
-        for values, made in zip(grads, made_here):
-            if values is None:
+        for grad, own_shape in zip(grads, (a_shape, b_shape)):
+            if grad is None:
                 flats.append(None)
                 owned.append(False)
                 continue
-            shaped = values.values if values.__class__ is InStorageOrder else values
-            flat = reshaped(shaped, (-1,), kind)
+            if grad is g and own_shape == shape:
+                flats.append(flat_g)
+                owned.append(False)
+                continue
+            made = False
+            if tuple(grad.shape) != shape:  # a VJP may hand back a broadcast operand (``Ones * factor``)
+                grad = kind.namespace.broadcast_to(grad, shape)
+            axes = _stretched(own_shape, shape)
+            if axes:
+                grad = summed(kind.namespace, grad, axes, True)
+                made = True
+            flat = reshaped(grad, (-1,), kind)
             flats.append(flat)
             # A reshape that had to copy (a broadcast view of saved values, say) made a new buffer.
-            owned.append(made or (flat is not shaped and kind.cls._copied(shaped, flat)))
+            owned.append(made or (flat is not grad and kind.cls._copied(grad, flat)))
         return tuple(flats), tuple(owned)
 
     def _in_storage_order(self, g: Any, out: Any, request: Request) -> tuple[tuple, tuple]:

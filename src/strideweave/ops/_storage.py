@@ -97,7 +97,7 @@ def storage_operand(tensor: Tensor, layout: Layout, kind: CarrierKind) -> Any:
     expanded to the result's modes and permuted.
     """
     carrier = dense_carrier(tensor, kind)
-    return _lined_up(tensor, layout, kind, carrier, None if carrier is None else _buffer_shape(tensor, layout))
+    return _lined_up(tensor, layout, kind, carrier, None if carrier is None else buffer_shape(tensor, layout))
 
 
 def storage_operands(a: Tensor, b: Tensor, layout: Layout, kind: CarrierKind) -> tuple[bool, Any, Any]:
@@ -107,13 +107,13 @@ def storage_operands(a: Tensor, b: Tensor, layout: Layout, kind: CarrierKind) ->
     carrier and buffer shape are found once for both answers.
     """
     carrier_a, carrier_b = dense_carrier(a, kind), dense_carrier(b, kind)
-    shape_a = None if carrier_a is None else _buffer_shape(a, layout)
-    shape_b = None if carrier_b is None else _buffer_shape(b, layout)
+    shape_a = None if carrier_a is None else buffer_shape(a, layout)
+    shape_b = None if carrier_b is None else buffer_shape(b, layout)
     flat = shape_a is not None and shape_b is not None and not kind.cls.keeps_shape
     return flat, _lined_up(a, layout, kind, carrier_a, shape_a), _lined_up(b, layout, kind, carrier_b, shape_b)
 
 
-def _buffer_shape(tensor: Tensor, layout: Layout) -> tuple[int, ...] | None:
+def buffer_shape(tensor: Tensor, layout: Layout) -> tuple[int, ...] | None:
     """The shape that lines a dense ``tensor``'s buffer up with dense ``layout``'s storage order, or None."""
     own = tensor._layout
     # (The modes compared first: a broadcast operand's differ, and tuples compare without a Python call.)
