@@ -104,8 +104,14 @@ class ContentWatch:
         scope = _SCOPE.token
         if scope is not None and self.scope == scope and self.version == carrier._version:
             return
+        digest = carrier._digest()
+        # The common case, unchanged contents at an unchanged version, needs no lock: the locked path
+        # below writes a bump, then the digest, then the version, and this reads the digest before
+        # the two versions, so a digest it matches is never paired with a version from before it.
+        if digest == self.digest and self.version == carrier._version:
+            self.scope = scope
+            return
         with self.lock:
-            digest = carrier._digest()
             if self.version == carrier._version:
                 if digest == self.digest:
                     self.scope = scope
@@ -121,6 +127,13 @@ class ContentWatch:
         # they are written after the digest, so a match means one was taken at this version.
         if self.verified_epoch == ContentWatch.epoch and self.verified_version == carrier._version:
             return
+        if self.version == carrier._version:
+            # Unchanged contents need no lock, read in ``capture``'s order (the digest, then the versions).
+            matched = carrier._digest() == self.digest
+            version = self.version
+            if matched and version == carrier._version:
+                self.verified_epoch, self.verified_version = ContentWatch.epoch, version
+                return
         with self.lock:
             version = carrier._version
             if self.verified_epoch == ContentWatch.epoch and self.verified_version == version:
