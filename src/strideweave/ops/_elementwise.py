@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
-from .._marks import _UNIT_ARRAYS, unit_alias
+from .._marks import _UNIT_ARRAYS, _UNIT_REFS, unit_alias
 from ..autograd.cotangents import EVERY, Ones, Request, gradient_values
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
@@ -327,8 +327,8 @@ class _Binary(Primitive):
                 # Forward ran on operands lined up N-D that hold as many elements as the result
                 # (``(2,)`` beside ``(1, 2)``): its saved result is N-D too, and ``g`` is flat.
                 out = reshaped(out, (-1,), self.kind)
-            # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
-            if self.takes_ones and (g.__class__ is Ones or g in _UNIT_ARRAYS):
+            # ``is_unit`` inline, its dict read in C (``g in _UNIT_ARRAYS`` is a Python call): the hot path.
+            if self.takes_ones and (g.__class__ is Ones or (id(g) in _UNIT_REFS and _UNIT_REFS[id(g)]() is g)):
                 ga, gb = self._pair(xp, g, av, bv, out, request, True)
             else:
                 wanted = request.wanted
@@ -592,13 +592,14 @@ class _Unary(Primitive):
         xp = self.kind.namespace
         values = flat_values(self._inputs[0]) if self.needs_input else None
         saved = self.saved
-        # The unit test inline (``in`` is ``is_unit`` without its call): this is the hot path.
-        if self.takes_ones and g in _UNIT_ARRAYS:
+        # ``is_unit`` inline, as in ``_Binary.backward_flat``: this is the hot path.
+        if self.takes_ones and id(g) in _UNIT_REFS and _UNIT_REFS[id(g)]() is g:
             g = Ones(tuple(g.shape), g.dtype, xp)
         grad = self.vjp(xp, g, saved, values)
         if grad is g and g.__class__ is Ones:
             raise _returned_g(self)
-        return (grad,), (_allocated(grad, g, values, saved),)
+        # (``_allocated`` inline: by the rule contract a VJP result is new or one of its array arguments.)
+        return (grad,), (grad is not None and grad is not g and grad is not values and grad is not saved,)
 
     def pullback(self, gradient: Tensor, request: Request = EVERY) -> tuple[tuple, tuple]:
         kind = self.kind
