@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
-from .._marks import _UNIT_ARRAYS, _UNIT_REFS, unit_alias
+from .._marks import _UNIT_ARRAYS, unit_alias
+from .._marks import _UNIT_REFS as _UNIT_FLAGS_REFS
 from ..autograd.cotangents import EVERY, Ones, Request, gradient_values
 from ..dtypes import DType, result_type, scalar_operand
 from ..layout import Layout
@@ -67,6 +68,8 @@ from ._storage import (
 __all__ = ["BinaryRule", "UnaryRule", "binary_op", "scalar_operator", "unary_op"]
 
 _canonical = Layout.canonical
+#: the unit flags' dict (``_marks``), read in place; typed Any so a test ``ref() is g`` leaves ``g`` Any
+_UNIT_REFS: dict[int, Any] = _UNIT_FLAGS_REFS
 _FLOAT32 = DType.Float32
 
 #: the Array API dtype categories a rule's ``dtypes`` may name, as dtype kinds
