@@ -40,3 +40,13 @@ def test_objects_without_weak_references_are_left_unmarked():
     value = 3.5
     assert marks.add(value) is value
     assert value not in marks
+
+
+def test_add_all_marks_each_object_as_add_does():
+    marks = IdentityMarks()
+    keep = [np.ones(1) for _ in range(10)]
+    marks.add_all([*keep, 3.5])             # a float cannot be weakly referenced: left unmarked
+    assert all(obj in marks for obj in keep) and 3.5 not in marks and np.ones(1) not in marks
+    for _ in range(2500):
+        marks.add_all([np.zeros(1), np.zeros(1)])   # both die at once
+    assert len(marks._refs) < 3000 and all(obj in marks for obj in keep)   # swept as it grew

@@ -451,16 +451,16 @@ class Traversal:
         for tensor, _, _ in staged:
             targets.append(tensor)
         with locked(targets):
-            updates = []
+            values = []
             for tensor, total, owned in staged:
                 if tensor._grad is not None:
-                    updates.append((tensor, accumulated_gradient(tensor, total, bool(owned))))
+                    values.append(accumulated_gradient(tensor, total, bool(owned)))
                 elif owned is _FINAL:
-                    updates.append((tensor, total))
+                    values.append(total)
                 else:
-                    updates.append((tensor, detached_gradient(tensor, total, owned)))
-            for tensor, value in updates:
-                _GRADIENTS.add(value)
+                    values.append(detached_gradient(tensor, total, owned))
+            _GRADIENTS.add_all(values)  # (one call for every leaf)
+            for tensor, value in zip(targets, values):
                 tensor._grad = value
 
     def detached(self, tensor: Tensor) -> Tensor | None:
