@@ -423,7 +423,11 @@ class Traversal:
         for key, leaf in self.leaves.items():
             value, owned = pending[key]
             if common and not isinstance(value, _NOT_RAW) and leaf._layout._is_compact:
-                kind = where(leaf)
+                if leaf._raw is not None:  # (``where`` inline: once per leaf)
+                    kind = leaf._kind
+                else:
+                    carrier = leaf._carrier_tuple[0]
+                    kind = carrier._kind if carrier._kind is not None else carrier.kind
                 cls = kind.cls
                 if owned:
                     staged.append((leaf, Tensor._from_raw(value, leaf._layout, kind, _FLOAT32), _FINAL))
