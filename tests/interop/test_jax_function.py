@@ -127,6 +127,28 @@ def test_fn_that_reads_values_runs_on_the_host_through_a_callback():
         np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-5)
 
 
+def test_an_error_inside_the_host_callback_reaches_the_caller_with_its_message():
+    def f(a):
+        scale = float(sw.max(a).numpy()[0])      # a value read: runs on the host
+        out = sw.exp(a * scale)                  # exp saves its result for backward
+        out += 1.0                               # ...which this write overwrites
+        return out
+
+    a = jnp.asarray(np.linspace(-1.0, 1.0, 6, dtype=np.float32))
+    loss = jax.jit(jax.grad(lambda a: jnp.sum(jax_function(f)(a))))
+    with pytest.raises(Exception, match="in-place modification detected") as caught:
+        loss(a)
+    assert "CpuCallback" in str(caught.value)   # JAX's own error type carries StrideWeave's message
+
+    def staged(a):                               # the same write, no value read: raised with its own type
+        out = sw.exp(a * 2.0)
+        out += 1.0
+        return out
+
+    with pytest.raises(sw.InPlaceModificationError):
+        jax.jit(jax.grad(lambda a: jnp.sum(jax_function(staged)(a))))(a)
+
+
 def test_non_array_arguments_and_integer_arrays_pass_through():
     def f(x, k, scale, *, shift):
         return x * sw.astype(k, sw.DType.Float32) * scale + shift
