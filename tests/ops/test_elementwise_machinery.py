@@ -1,4 +1,5 @@
-"""The elementwise machinery (``ops/_elementwise.py``): rule records and the unit shortcut the base applies.
+"""The elementwise machinery (``ops/_elementwise_rules.py``, ``ops/_elementwise.py``): rule records and
+the unit shortcut the base applies.
 
 A rule flagged ``linear_in_g`` writes its VJP as math (``g * y``); for a unit
 cotangent the base passes ``Ones`` as ``g``, whose product is the factor itself,
@@ -14,7 +15,7 @@ from ops_cases import CARRIERS
 import strideweave as sw
 from strideweave._marks import mark_unit
 from strideweave.autograd.cotangents import Ones
-from strideweave.ops._elementwise import BinaryRule, UnaryRule, binary_op, unary_op
+from strideweave.ops._elementwise_rules import BinaryRule, UnaryRule, binary_op, unary_op
 from strideweave.ops.elementwise import BINARY_RULES, RULES, UNARY_RULES
 from strideweave.tensors.tensor import flat_values
 from strideweave.tensors.values import kind_of

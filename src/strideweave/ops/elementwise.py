@@ -9,7 +9,7 @@ operand's gradient in the result's space (the base sums it back over
 broadcast modes; ``y`` is the result). That is every rule family's VJP
 convention, ``vjp(xp, g, kept, *operands, **params)`` (``docs/architecture.md``),
 with the result as what the forward kept. The fields are those of
-``UnaryRule`` and ``BinaryRule`` (``ops/_elementwise.py``, the machinery):
+``UnaryRule`` and ``BinaryRule`` (``ops/_elementwise_rules.py``, the machinery):
 
 * ``vjp=None``: no gradient (not differentiable); ``_zero`` is the zero
   gradient of a piecewise-constant function, as torch defines it.
@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensors.values import as_array_like
-from ._elementwise import _NAMESPACE_NAMES, BinaryRule, UnaryRule, binary_op, unary_op
+from ._elementwise_rules import _NAMESPACE_NAMES, BinaryRule, UnaryRule, binary_op, unary_op
 
 #: name -> rule, in the order of the rows below
 UNARY_RULES: dict[str, UnaryRule] = {}
