@@ -203,9 +203,10 @@ def detached_gradient(target: Tensor, total: Tensor, owned: bool, batch: int | N
         cls = kind.cls
         if batch is None and total_carrier._size == layout.cosize and layout._is_compact \
                 and not cls.keeps_shape and not cls.natural_products:
-            # The whole buffer in the gradient's own dense layout: one flat copy of it. (Carriers that
-            # keep N-D structure, JAX's shapes and Dask's chunks, take the path below, which keeps it.)
-            return wrap(kind.namespace.asarray(total_carrier._array, copy=True), layout, kind)
+            # The whole buffer in the gradient's own dense layout: one flat copy of it, as ``settle_leaves``
+            # copies a shared raw total. (Carriers that keep N-D structure, JAX's shapes and Dask's
+            # chunks, take the path below, which keeps it.)
+            return wrap(cls._fresh_copy(kind.namespace, total_carrier._array), layout, kind)
     if batch is not None:
         return Tensor._make(carrier.placed(layout, operand(total, kind)), layout, 0)
     return place_values(operand(total, kind), layout, carrier)

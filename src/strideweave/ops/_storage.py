@@ -116,9 +116,13 @@ def storage_operands(a: Tensor, b: Tensor, layout: Layout, kind: CarrierKind) ->
 def buffer_shape(tensor: Tensor, layout: Layout) -> tuple[int, ...] | None:
     """The shape that lines a dense ``tensor``'s buffer up with dense ``layout``'s storage order, or None."""
     own = tensor._layout
-    # (The modes compared first: a broadcast operand's differ, and tuples compare without a Python call.)
-    same = own is layout or (own._shape_modes == layout._shape_modes and own == layout)
-    return layout._storage_shape if same else lined_up_shape(own, layout)
+    return layout._storage_shape if same_layout(own, layout) else lined_up_shape(own, layout)
+
+
+def same_layout(own: Layout, layout: Layout) -> bool:
+    """``own == layout``, the modes compared first: a broadcast operand's differ, and tuples compare
+    without a Python call."""
+    return own is layout or (own._shape_modes == layout._shape_modes and own == layout)
 
 
 def _lined_up(tensor: Tensor, layout: Layout, kind: CarrierKind, carrier: Any, shape: tuple | None) -> Any:
@@ -146,8 +150,7 @@ def storage_cotangent(values: Any, target: Tensor, layout: Layout, xp: Any) -> t
     shape = layout._storage_shape
     if tuple(values.shape) != shape:
         values = xp.broadcast_to(values, shape)
-    own = target._layout
-    if own is layout or (own._shape_modes == layout._shape_modes and own == layout):
+    if same_layout(target._layout, layout):
         return (values if values.ndim == 1 else InStorageOrder(values)), False
     owned = False
     source = target._layout._shape_modes
